@@ -1,0 +1,3 @@
+from dynpr.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""Choosing the compute backend: ``cpu`` (NumPy/SciPy) or ``gpu`` (CuPy)."""
+
+from __future__ import annotations
+
+import functools
+
+BACKENDS = ("auto", "cpu", "gpu")
+
+
+@functools.cache
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # ImportError, CUDARuntimeError, missing driver libraries
+        return False
+
+
+def resolve_backend(name: str) -> str:
+    """Map ``auto|cpu|gpu`` to ``cpu`` or ``gpu``; ``gpu`` without a device is an error."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    if name == "auto":
+        return "gpu" if gpu_available() else "cpu"
+    if name == "gpu" and not gpu_available():
+        raise RuntimeError(
+            "backend 'gpu' was asked for but CuPy or a CUDA device is missing; "
+            "install the 'gpu' extra (pip install 'dynpr[gpu]') on a machine with an NVIDIA GPU, or use --backend cpu"
+        )
+    return name
+
+
+def device_name(backend: str) -> str:
+    """A human-readable name of the device a backend runs on."""
+    if backend == "gpu":
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        return props["name"].decode()
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"

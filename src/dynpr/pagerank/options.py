@@ -1,0 +1,63 @@
+"""Options and results shared by every PageRank engine (CPU and GPU)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PARTITIONS = ("none", "in", "in_out")  # seed 003 Fig. 1: don't partition / partition G' / partition G, G'
+
+
+@dataclass(frozen=True)
+class PageRankOptions:
+    """Parameters of every approach; defaults are the paper's (seed 003, 5.1.2).
+
+    Attributes
+    ----------
+    alpha : damping factor.
+    tolerance : L-infinity iteration tolerance tau.
+    frontier_tolerance : relative rank change above which DF/DF-P expand (tau_f).
+    prune_tolerance : relative rank change at or below which DF-P prunes (tau_p).
+    max_iterations : iteration cap.
+    degree_switch : largest degree handled thread-per-vertex on the GPU.
+    partition : GPU work partitioning, one of ``PARTITIONS``.
+    variant : GPU static kernel design (``dynpr.gpu.VARIANTS``); ``None`` = default.
+    """
+
+    alpha: float = 0.85
+    tolerance: float = 1e-10
+    frontier_tolerance: float = 1e-6
+    prune_tolerance: float = 1e-6
+    max_iterations: int = 500
+    degree_switch: int = 64
+    partition: str = "in_out"
+    variant: str | None = None
+
+    def __post_init__(self):
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        if self.max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+        if self.partition not in PARTITIONS:
+            raise ValueError(f"partition must be one of {PARTITIONS}, got {self.partition!r}")
+
+
+@dataclass
+class PageRankResult:
+    """What every approach returns.
+
+    ``time_ms`` covers partitioning, marking, iterations and convergence
+    detection (seed 003, 5.1.5); ``phases`` splits it into ``partition_ms``,
+    ``mark_ms`` and ``compute_ms``. ``affected`` counts vertices ever marked
+    affected (all vertices for Static and ND).
+    """
+
+    ranks: np.ndarray
+    iterations: int
+    time_ms: float
+    approach: str
+    backend: str
+    device: str
+    affected: int
+    phases: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,27 @@
+# Shared helpers: catalog lookups, input functions, wildcard constraints.
+# Sections are owned by the rule files that use them; keep each one small.
+
+import re
+
+from dynpr.catalog import load_catalog
+
+CATALOG = load_catalog("datasets/catalog.yaml")
+
+
+def fraction_label(fraction):
+    """Canonical text of a batch fraction in paths and wildcards: 1e-05, 0.001 -> 0.001."""
+    return f"{float(fraction):g}"
+
+
+wildcard_constraints:
+    dataset=r"[A-Za-z0-9_.+-]+",
+    fraction=r"[0-9.]+(e-?[0-9]+)?",
+
+
+# --- datasets (datasets.smk) ---
+
+
+# --- batches (batches.smk) ---
+
+
+# --- experiments and figures (experiments.smk, figures.smk) ---
