@@ -1,16 +1,37 @@
-"""Batch updates: edge deletions and insertions applied to a graph."""
+"""Batch updates: edge deletions and insertions, how they are made and applied.
+
+Seed 003 section 5.1.4 makes two kinds of batches:
+
+* temporal slices (:func:`temporal_batches`): the first ``base_fraction`` of a
+  graph's time-ordered temporal edges plus a self-loop on every vertex form the
+  base graph; the following temporal edges, ``B`` at a time, are batches of
+  insertions applied one after another;
+* random batches (:func:`random_batch`): an 80 % : 20 % mix of insertions of
+  uniformly random absent vertex pairs and deletions of uniformly chosen
+  existing edges, each applied on its own to a static graph.
+
+Batch files (:func:`write_batches`, :func:`read_batches`) hold a sequence of
+batches as concatenated int32 arrays with int64 pointers, plus ``param_*``
+scalars recording what made them. :func:`apply_batch` applies a batch to a
+:class:`~dynpr.graph.Graph` by merging sorted int64 edge keys.
+"""
 
 from __future__ import annotations
 
+import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from dynpr.fileio import atomic_path
-from dynpr.graph import VERTEX_DTYPE
+from dynpr.graph import VERTEX_DTYPE, Graph, edge_keys
 
 _FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
+_POINTERS = ("del_ptr", "ins_ptr")
+# Most pairs drawn per rejection-sampling round: bounds memory on huge graphs.
+_MAX_DRAW = 1 << 22
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,28 +51,525 @@ class Batch:
 
     @classmethod
     def empty(cls) -> "Batch":
+        """A batch with no deletions and no insertions."""
         e = np.empty(0, dtype=VERTEX_DTYPE)
         return cls(e, e, e, e)
 
     @property
     def deletions(self) -> int:
+        """Number of edge deletions."""
         return len(self.del_src)
 
     @property
     def insertions(self) -> int:
+        """Number of edge insertions."""
         return len(self.ins_src)
 
-    def save(self, path: str | Path, **params) -> None:
-        """Write the batch and the parameters that made it to ``.npz``, atomically."""
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **{n: getattr(self, n) for n in _FIELDS},
-                         **{f"param_{k}": np.asarray(v) for k, v in params.items()})
 
-    @classmethod
-    def load(cls, path: str | Path) -> "Batch":
-        with np.load(path) as data:
-            missing = [n for n in _FIELDS if n not in data]
-            if missing:
-                raise ValueError(f"{path}: not a batch file (missing {', '.join(missing)})")
-            return cls(*(data[n] for n in _FIELDS))
+# --------------------------------------------------------------------------- helpers
+
+
+def _contains(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Boolean mask: is each query key in ``sorted_keys`` (sorted, unique)."""
+    pos = np.searchsorted(sorted_keys, query)
+    found = pos < len(sorted_keys)
+    found[found] = sorted_keys[pos[found]] == query[found]
+    return found
+
+
+def _first_occurrences(keys: np.ndarray) -> np.ndarray:
+    """Boolean mask of the first occurrence of every distinct key, in input order."""
+    first = np.zeros(len(keys), dtype=bool)
+    first[np.unique(keys, return_index=True)[1]] = True
+    return first
+
+
+def _merge_disjoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Merge two sorted int64 arrays with no common element into one sorted array.
+
+    O(|a| + |b| log |a|): a full sort of the concatenation would cost
+    O((|a|+|b|) log) on a graph-sized array for every batch.
+    """
+    if len(b) == 0:
+        return a
+    out = np.empty(len(a) + len(b), dtype=np.int64)
+    at = np.searchsorted(a, b) + np.arange(len(b))
+    is_b = np.zeros(len(out), dtype=bool)
+    is_b[at] = True
+    out[at] = b
+    out[~is_b] = a
+    return out
+
+
+def _split_keys(keys: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    src, dst = np.divmod(keys, np.int64(num_vertices))
+    return src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE)
+
+
+def _check_ids(what: str, ids: np.ndarray, num_vertices: int) -> None:
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= num_vertices):
+        bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
+        raise ValueError(f"{what}: vertex id {bad} is outside 0..{num_vertices - 1}")
+
+
+# --------------------------------------------------------------------------- temporal slices
+
+
+@dataclass(frozen=True, eq=False)
+class TemporalStats:
+    """What :func:`temporal_batches` read and dropped.
+
+    Every temporal edge read into a batch is counted in exactly one of
+    ``inserted``, ``dropped_present`` (the edge is in the base or an earlier
+    batch), ``dropped_repeated`` (it occurred earlier in the same batch) and
+    ``dropped_self_loops`` (every vertex already has its self-loop). The
+    per-batch arrays are int64 of length ``num_batches``.
+    """
+
+    temporal_edges: int  # |E_T|, self-loop events included
+    base_events: int  # temporal edges read into the base graph
+    base_edges: int  # edges of the base graph, self-loops on every vertex included
+    batch_size: int  # B, temporal edges per full batch
+    events: np.ndarray  # temporal edges read into each batch (< B once the stream runs out)
+    inserted: np.ndarray
+    dropped_present: np.ndarray
+    dropped_repeated: np.ndarray
+    dropped_self_loops: np.ndarray
+
+    @property
+    def short_batches(self) -> int:
+        """Number of batches that got fewer than ``batch_size`` temporal edges."""
+        return int(np.count_nonzero(self.events < self.batch_size))
+
+
+def temporal_base(temporal_src, temporal_dst, num_vertices: int, base_fraction: float) -> tuple[Graph, int]:
+    """The base graph of a temporal experiment.
+
+    Parameters
+    ----------
+    temporal_src, temporal_dst : array_like of int
+        Temporal edges in time order (self-loop events and repeats included).
+    num_vertices : int
+        Vertex count of the full dataset; the base keeps all of them.
+    base_fraction : float
+        Share of the temporal edges loaded into the base, in [0, 1].
+
+    Returns
+    -------
+    base : Graph
+        The first ``round(base_fraction * |E_T|)`` temporal edges, deduplicated,
+        plus a self-loop on every vertex.
+    base_events : int
+        Number of temporal edges read into the base.
+    """
+    src = np.asarray(temporal_src)
+    dst = np.asarray(temporal_dst)
+    if src.shape != dst.shape or src.ndim != 1:
+        raise ValueError(f"temporal src and dst must be 1-D arrays of one length, got {src.shape} and {dst.shape}")
+    if not 0.0 <= base_fraction <= 1.0:
+        raise ValueError(f"base_fraction must lie in [0, 1], got {base_fraction}")
+    base_events = int(round(base_fraction * len(src)))
+    base = Graph.from_edges(src[:base_events], dst[:base_events], num_vertices, self_loops=True)
+    return base, base_events
+
+
+def temporal_batches(
+    temporal_src,
+    temporal_dst,
+    num_vertices: int,
+    base_fraction: float,
+    fraction: float,
+    num_batches: int,
+) -> tuple[Graph, list[Batch], TemporalStats]:
+    """Cut a time-ordered edge stream into a base graph and consecutive insertion batches.
+
+    Parameters
+    ----------
+    temporal_src, temporal_dst : array_like of int
+        Temporal edges, already stable-sorted by time; |E_T| = their length.
+    num_vertices : int
+        Vertex count of the full dataset (never changes from batch to batch).
+    base_fraction : float
+        Share of the temporal edges in the base graph (see :func:`temporal_base`).
+    fraction : float
+        Batch size as a share of |E_T|: ``B = max(1, round(fraction * |E_T|))``.
+    num_batches : int
+        Number of consecutive batches after the base.
+
+    Returns
+    -------
+    base : Graph
+        The base graph, a self-loop on every vertex.
+    batches : list of Batch
+        ``num_batches`` insertion-only batches, meant to be applied one after
+        another to ``base``. Batch ``i`` holds the new edges among temporal
+        edges ``[b + i*B, b + (i+1)*B)`` (``b`` = base events), in stream order.
+        Once the stream runs out, batches are shorter or empty.
+    stats : TemporalStats
+        Events read and dropped per batch.
+    """
+    if fraction <= 0:
+        raise ValueError(f"batch fraction must be positive, got {fraction}")
+    if num_batches < 1:
+        raise ValueError(f"num_batches must be at least 1, got {num_batches}")
+    base, base_events = temporal_base(temporal_src, temporal_dst, num_vertices, base_fraction)
+    src = np.asarray(temporal_src)
+    dst = np.asarray(temporal_dst)
+    total = len(src)
+    size = max(1, int(round(fraction * total)))
+    stop = min(total, base_events + num_batches * size)
+    s, d = src[base_events:stop], dst[base_events:stop]
+    _check_ids("temporal edges", np.concatenate([s, d]), num_vertices)
+    keys = edge_keys(s, d, num_vertices)
+    which = np.arange(len(keys)) // size  # batch index of every event
+
+    # The first occurrence of each key after the base decides where it is inserted;
+    # a later occurrence is a repeat within the same batch or already present after it.
+    uniq, first_pos, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    first_batch = which[first_pos][inverse]
+    is_first = np.zeros(len(keys), dtype=bool)
+    is_first[first_pos] = True
+    loop = s == d  # present already: every vertex has its self-loop
+    in_base = _contains(base.keys(), keys) & ~loop
+    inserted = is_first & ~in_base & ~loop
+    repeated = ~is_first & ~in_base & ~loop & (first_batch == which)
+    present = ~loop & ~inserted & ~repeated
+
+    def per_batch(mask):
+        return np.bincount(which[mask], minlength=num_batches).astype(np.int64)
+
+    stats = TemporalStats(
+        temporal_edges=total,
+        base_events=base_events,
+        base_edges=base.num_edges,
+        batch_size=size,
+        events=per_batch(np.ones(len(keys), dtype=bool)),
+        inserted=per_batch(inserted),
+        dropped_present=per_batch(present),
+        dropped_repeated=per_batch(repeated),
+        dropped_self_loops=per_batch(loop),
+    )
+    bounds = np.searchsorted(which[inserted], np.arange(num_batches + 1))
+    ins_s, ins_d = s[inserted], d[inserted]
+    empty = np.empty(0, dtype=VERTEX_DTYPE)
+    batches = [
+        Batch(empty, empty, ins_s[bounds[i] : bounds[i + 1]], ins_d[bounds[i] : bounds[i + 1]])
+        for i in range(num_batches)
+    ]
+    return base, batches, stats
+
+
+# --------------------------------------------------------------------------- random batches
+
+
+def batch_rng(seed: int, dataset: str, fraction: float, repeat: int) -> np.random.Generator:
+    """The random generator of one random batch, a pure function of its configuration.
+
+    The dataset name enters through ``zlib.crc32`` and the fraction through the
+    bits of its float64 value, so the stream is the same in every process and
+    on every platform (Python's ``hash()`` of a string changes between runs).
+
+    Parameters
+    ----------
+    seed : int
+        The config's ``seed`` (non-negative).
+    dataset : str
+        Catalog name of the dataset.
+    fraction : float
+        Batch size as a share of |E|.
+    repeat : int
+        Index of the batch among the repeats of one fraction.
+    """
+    fraction_bits = int(np.array(float(fraction), dtype=np.float64).view(np.uint64))
+    entropy = [int(seed), zlib.crc32(dataset.encode("utf-8")), fraction_bits, int(repeat)]
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def random_batch_sizes(num_edges: int, fraction: float, insert_share: float) -> tuple[int, int]:
+    """Insertions and deletions of a random batch on a graph of ``num_edges`` edges.
+
+    ``round(insert_share * fraction * num_edges)`` insertions and
+    ``round((1 - insert_share) * fraction * num_edges)`` deletions; when both
+    round to zero the batch gets one edge, an insertion when ``insert_share >= 0.5``.
+
+    Returns
+    -------
+    insertions, deletions : int
+    """
+    if fraction <= 0:
+        raise ValueError(f"batch fraction must be positive, got {fraction}")
+    if not 0.0 <= insert_share <= 1.0:
+        raise ValueError(f"insert_share must lie in [0, 1], got {insert_share}")
+    size = fraction * num_edges
+    insertions = int(round(insert_share * size))
+    deletions = int(round((1.0 - insert_share) * size))
+    if insertions + deletions == 0:
+        if insert_share >= 0.5:
+            insertions = 1
+        else:
+            deletions = 1
+    return insertions, deletions
+
+
+def _sample_absent_pairs(keys: np.ndarray, num_vertices: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` distinct keys of pairs u != v that are not in ``keys``, by rejection in rounds."""
+    n = num_vertices
+    absent_pairs = n * (n - 1) - int(np.count_nonzero(keys // n != keys % n))
+    if count > absent_pairs:
+        raise ValueError(f"cannot insert {count} new edges: the graph has only {absent_pairs} absent vertex pairs")
+    chosen = np.empty(0, dtype=np.int64)
+    while len(chosen) < count:
+        need = count - len(chosen)
+        # Draw enough that one round nearly always suffices: a uniform pair is
+        # acceptable with probability about (absent pairs left) / n^2.
+        accept = (absent_pairs - len(chosen)) / float(n) ** 2
+        draw = min(_MAX_DRAW, int(need / accept * 1.1) + 16)
+        u, v = rng.integers(0, n, size=(2, draw), dtype=np.int64)
+        cand = u * n + v
+        cand = cand[(u != v) & ~_contains(keys, cand)]
+        cand = cand[_first_occurrences(cand)]
+        cand = cand[~np.isin(cand, chosen)]
+        chosen = np.concatenate([chosen, cand[:need]])
+    return chosen
+
+
+def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.random.Generator) -> Batch:
+    """A random batch update: uniform absent pairs inserted, uniform existing edges deleted.
+
+    |E| is the number of edges of ``graph`` that are not self-loops: the
+    self-loops added on every vertex are not part of the dataset, and the
+    batch never deletes one.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph the batch is applied to (self-loops on every vertex).
+    fraction : float
+        Batch size as a share of |E|; sizes from :func:`random_batch_sizes`.
+    insert_share : float
+        Share of insertions (0.8 in the paper).
+    rng : numpy.random.Generator
+        Source of randomness, e.g. from :func:`batch_rng`.
+
+    Returns
+    -------
+    Batch
+        Insertions: distinct pairs ``u != v`` that are not edges of ``graph``,
+        in the order drawn. Deletions: distinct non-self-loop edges of ``graph``
+        chosen without replacement, in CSR order.
+
+    Raises
+    ------
+    ValueError
+        If the graph lacks enough absent pairs or non-self-loop edges.
+    """
+    n = graph.num_vertices
+    src, dst = graph.edges()
+    edge_ids = np.flatnonzero(src != dst)
+    insertions, deletions = random_batch_sizes(len(edge_ids), fraction, insert_share)
+    if deletions > len(edge_ids):
+        raise ValueError(f"cannot delete {deletions} edges: the graph has only {len(edge_ids)} non-self-loop edges")
+    new = _sample_absent_pairs(edge_keys(src, dst, n), n, insertions, rng)
+    ins_src, ins_dst = _split_keys(new, n)
+    picked = edge_ids[np.sort(rng.choice(len(edge_ids), size=deletions, replace=False))]
+    return Batch(src[picked], dst[picked], ins_src, ins_dst)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _param_array(path, name: str, value) -> np.ndarray:
+    if not isinstance(value, (str, bool, int, float, np.integer, np.floating, np.bool_)):
+        raise TypeError(f"{path}: parameter {name}={value!r} is not a str, bool, int or float scalar")
+    return np.asarray(value)
+
+
+def write_batches(path: str | Path, batches: list[Batch], **params) -> None:
+    """Write a sequence of batches and the parameters that made them to ``.npz``, atomically.
+
+    Parameters
+    ----------
+    path : str or Path
+        Output file.
+    batches : list of Batch
+        At least one batch.
+    **params
+        Scalars (str, bool, int, float) stored as ``param_<name>``.
+
+    Notes
+    -----
+    The file holds int32 arrays ``del_src, del_dst, ins_src, ins_dst`` (all
+    batches concatenated) and int64 ``del_ptr, ins_ptr`` (k+1 each): batch
+    ``i``'s deletions are ``del_*[del_ptr[i]:del_ptr[i+1]]``. The same batches
+    and parameters give a byte-identical file.
+    """
+    if len(batches) == 0:
+        raise ValueError(f"{path}: a batch file holds at least one batch")
+    arrays = {name: np.concatenate([getattr(b, name) for b in batches]) for name in _FIELDS}
+    for name, count in (("del_ptr", "deletions"), ("ins_ptr", "insertions")):
+        ptr = np.zeros(len(batches) + 1, dtype=np.int64)
+        np.cumsum([getattr(b, count) for b in batches], out=ptr[1:])
+        arrays[name] = ptr
+    arrays.update({f"param_{k}": _param_array(path, k, v) for k, v in params.items()})
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def read_batches(path: str | Path) -> list[Batch]:
+    """Read the batches of a file written by :func:`write_batches`.
+
+    Raises
+    ------
+    ValueError
+        If the file lacks an array of the format or its pointers are inconsistent.
+    """
+    with np.load(path) as data:
+        missing = [n for n in _FIELDS + _POINTERS if n not in data]
+        if missing:
+            raise ValueError(f"{path}: not a batch file (missing {', '.join(missing)})")
+        arrays = {n: data[n] for n in _FIELDS + _POINTERS}
+    del_ptr, ins_ptr = arrays["del_ptr"], arrays["ins_ptr"]
+    for ptr, name, length in ((del_ptr, "del_ptr", len(arrays["del_src"])), (ins_ptr, "ins_ptr", len(arrays["ins_src"]))):
+        if len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != length or np.any(np.diff(ptr) < 0):
+            raise ValueError(f"{path}: {name} is not a pointer array from 0 to {length}")
+    if len(del_ptr) != len(ins_ptr):
+        raise ValueError(f"{path}: del_ptr and ins_ptr differ in length ({len(del_ptr)} vs {len(ins_ptr)})")
+    return [
+        Batch(
+            arrays["del_src"][del_ptr[i] : del_ptr[i + 1]],
+            arrays["del_dst"][del_ptr[i] : del_ptr[i + 1]],
+            arrays["ins_src"][ins_ptr[i] : ins_ptr[i + 1]],
+            arrays["ins_dst"][ins_ptr[i] : ins_ptr[i + 1]],
+        )
+        for i in range(len(del_ptr) - 1)
+    ]
+
+
+def read_batch_params(path: str | Path) -> dict:
+    """The ``param_*`` scalars of a batch file, names without the prefix, as Python values."""
+    with np.load(path) as data:
+        return {k[len("param_"):]: data[k].item() for k in data.files if k.startswith("param_")}
+
+
+# --------------------------------------------------------------------------- applying a batch
+
+
+class BatchWarning(UserWarning):
+    """A batch deleted a missing edge, inserted a present one, repeated an edge or deleted a self-loop."""
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What :func:`apply_batch_with_report` did with each edge of a batch."""
+
+    deleted: int  # edges removed
+    inserted: int  # edges added
+    missing_deletions: int  # deletions of edges not in the graph (skipped)
+    present_insertions: int  # insertions of edges already in the graph after the deletions (skipped)
+    repeated_deletions: int  # deletions repeated within the batch (applied once)
+    repeated_insertions: int  # insertions repeated within the batch (applied once)
+    self_loop_deletions: int  # deletions of self-loops (never applied: every vertex keeps its self-loop)
+
+    @property
+    def skipped(self) -> int:
+        """Number of batch edges that changed nothing."""
+        return (self.missing_deletions + self.present_insertions + self.repeated_deletions
+                + self.repeated_insertions + self.self_loop_deletions)
+
+
+def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchReport]:
+    """Apply a batch to a graph and report what was skipped.
+
+    Deletions come first, then insertions (E' = (E minus deletions) union
+    insertions), so an edge both deleted and inserted stays. Every vertex
+    keeps (or gets) its self-loop.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph before the update; not modified.
+    batch : Batch
+        Edges to delete and insert; ids must be below ``graph.num_vertices``.
+
+    Returns
+    -------
+    graph : Graph
+        The updated graph (CSR and transpose).
+    report : BatchReport
+        Counts of applied and skipped edges.
+    """
+    n = graph.num_vertices
+    for what, ids in (("batch deletions", batch.del_src), ("batch deletions", batch.del_dst),
+                      ("batch insertions", batch.ins_src), ("batch insertions", batch.ins_dst)):
+        _check_ids(what, ids, n)
+    keys = graph.keys()
+
+    loops = batch.del_src == batch.del_dst
+    del_keys = edge_keys(batch.del_src[~loops], batch.del_dst[~loops], n)
+    del_unique = np.unique(del_keys)
+    pos = np.searchsorted(keys, del_unique)
+    found = pos < len(keys)
+    found[found] = keys[pos[found]] == del_unique[found]
+    keep = np.ones(len(keys), dtype=bool)
+    keep[pos[found]] = False
+    kept = keys[keep]
+
+    ins_unique = np.unique(edge_keys(batch.ins_src, batch.ins_dst, n))
+    new = ins_unique[~_contains(kept, ins_unique)]
+    merged = _merge_disjoint(kept, new)
+    all_loops = np.arange(n, dtype=np.int64) * np.int64(n + 1)
+    merged = _merge_disjoint(merged, all_loops[~_contains(merged, all_loops)])
+
+    report = BatchReport(
+        deleted=int(np.count_nonzero(found)),
+        inserted=len(new),
+        missing_deletions=int(np.count_nonzero(~found)),
+        present_insertions=len(ins_unique) - len(new),
+        repeated_deletions=len(del_keys) - len(del_unique),
+        repeated_insertions=batch.insertions - len(ins_unique),
+        self_loop_deletions=int(np.count_nonzero(loops)),
+    )
+    return Graph.from_keys(merged, n), report
+
+
+def apply_batch(graph: Graph, batch: Batch, *, strict: bool = False) -> Graph:
+    """Apply a batch to a graph; every vertex keeps its self-loop.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph before the update; not modified.
+    batch : Batch
+        Edges to delete and insert (deletions first, see :func:`apply_batch_with_report`).
+    strict : bool
+        Raise instead of warning when a batch edge changes nothing.
+
+    Returns
+    -------
+    Graph
+        The updated graph.
+
+    Raises
+    ------
+    ValueError
+        In strict mode, if the batch deletes a missing edge or a self-loop,
+        inserts a present edge, or repeats an edge; always, if an id is out of range.
+
+    Warns
+    -----
+    BatchWarning
+        Outside strict mode, with the counts, when such edges were skipped.
+    """
+    updated, report = apply_batch_with_report(graph, batch)
+    if report.skipped:
+        message = (
+            f"batch edges skipped: {report.missing_deletions} deletions of missing edges, "
+            f"{report.self_loop_deletions} of self-loops, {report.repeated_deletions} repeated deletions, "
+            f"{report.present_insertions} insertions of present edges, "
+            f"{report.repeated_insertions} repeated insertions"
+        )
+        if strict:
+            raise ValueError(message)
+        warnings.warn(message, BatchWarning, stacklevel=2)
+    return updated
