@@ -1,0 +1,83 @@
+"""dynpr.gpu.memory: the byte model against real arrays, and the fits check's message."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dynpr.graph import Graph
+from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, check_fits, device_bytes_needed
+
+
+def modelled_arrays(graph: Graph, approach: str, batch_edges: int) -> int:
+    """Bytes of the arrays the model describes, built for real with NumPy and summed."""
+    n = graph.num_vertices
+    if approach == "kahn":
+        arrays = [graph.offsets, graph.targets, np.empty(n, np.int32), np.empty((2, n), np.int32), np.empty(1, np.int64)]
+        return sum(a.nbytes for a in arrays)
+    arrays = [
+        graph.offsets, graph.targets, graph.in_offsets, graph.sources,
+        graph.out_degree,
+        np.empty((2, n), np.float64),  # R, Rnew
+        np.empty(n, np.float64),  # contributions
+        np.empty((2, n), np.int32),  # partitions
+        np.empty(math.ceil(n / 256) + 1, np.float64),  # reduction
+        np.empty((2, batch_edges), np.int32),  # batch src, dst
+    ]
+    if approach == "dt":
+        arrays += [np.empty((2, n), np.uint8), np.empty((2, n), np.int32), graph.offsets, graph.targets]
+    if approach in ("df", "dfp"):
+        arrays += [np.empty((2, n), np.uint8)]
+    return sum(a.nbytes for a in arrays)
+
+
+@pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp", "kahn"])
+def test_model_matches_real_arrays(approach):
+    rng = np.random.default_rng(5)
+    graph = Graph.from_edges(rng.integers(0, 700, 3000), rng.integers(0, 700, 3000), 700)
+    got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40)
+    assert got == modelled_arrays(graph, approach, 40)
+
+
+def test_model_orders_and_scales():
+    n, m = 10**6, 10**7
+    static = device_bytes_needed(n, m, "static")
+    assert device_bytes_needed(n, m, "nd") == static
+    assert static < device_bytes_needed(n, m, "df") == device_bytes_needed(n, m, "dfp") < device_bytes_needed(n, m, "dt")
+    # Edges dominate: 8 bytes per edge (out + in ids) for static.
+    assert device_bytes_needed(n, 2 * m, "static") - static == 8 * m
+    # Beyond 2^31 edges the int64 offsets still carry it; only vertex ids are bounded.
+    assert device_bytes_needed(n, 3 * 2**31, "static") > 24 * 2**30
+
+
+def test_model_rejects_bad_input():
+    with pytest.raises(ValueError, match="approach"):
+        device_bytes_needed(10, 10, "pagerank")
+    with pytest.raises(ValueError, match="int32"):
+        device_bytes_needed(2**31, 10, "static")
+    with pytest.raises(ValueError, match=">= 0"):
+        device_bytes_needed(10, -1, "static")
+
+
+def test_check_fits_boundary_and_message():
+    n, m = 5_000_000, 80_000_000
+    needed = device_bytes_needed(n, m, "dfp")
+    assert check_fits(n, m, "dfp", free_bytes=needed + DEFAULT_RESERVE_BYTES) == needed
+    with pytest.raises(MemoryError) as err:
+        check_fits(n, m, "dfp", free_bytes=needed + DEFAULT_RESERVE_BYTES - 1)
+    msg = str(err.value)
+    assert f"graph needs {needed / GIB:.2f} GiB on the GPU" in msg
+    assert f"device has {(needed + DEFAULT_RESERVE_BYTES - 1) / GIB:.2f} GiB free" in msg
+    assert str(needed) in msg
+
+
+def test_check_fits_big_graph_on_small_device():
+    # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card: by hand,
+    # 8 bytes per edge (two id arrays) + 52 bytes per vertex (two offsets, degree, three float64
+    # vectors, two partitions) = 13.27 GiB, plus one float64 per 256 vertices for the reduction.
+    n, m = 41_652_230, 1_468_365_182 + 41_652_230
+    assert abs(device_bytes_needed(n, m, "static") - (8 * m + 52 * n)) <= n // 32 + 64  # + offsets end, reduction
+    with pytest.raises(MemoryError, match=r"graph needs 13\.27 GiB on the GPU, device has 12\.00 GiB free"):
+        check_fits(n, m, "static", free_bytes=12 * GIB)
