@@ -24,4 +24,22 @@ wildcard_constraints:
 # --- batches (batches.smk) ---
 
 
+def batch_targets(dataset):
+    """Batch files of one dataset: temporal slices for temporal graphs, random batches otherwise."""
+    if CATALOG[dataset].kind == "temporal":
+        return [f"results/batches/{dataset}/temporal_base.npz"] + [
+            f"results/batches/{dataset}/temporal_{fraction_label(f)}.npz"
+            for f in config["temporal"]["batch_fractions"]
+        ]
+    return [
+        f"results/batches/{dataset}/random_{fraction_label(f)}.npz"
+        for f in config["random"]["batch_fractions"]
+    ]
+
+
+def all_batch_targets():
+    """Batch files of every dataset in the config."""
+    return [path for dataset in config["datasets"] for path in batch_targets(dataset)]
+
+
 # --- experiments and figures (experiments.smk, figures.smk) ---

@@ -1,0 +1,321 @@
+"""Batch generation, batch files and apply_batch against independent set-based oracles."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dynpr.batches import (
+    Batch,
+    BatchWarning,
+    apply_batch,
+    apply_batch_with_report,
+    batch_rng,
+    random_batch,
+    read_batch_params,
+    read_batches,
+    temporal_batches,
+    write_batches,
+)
+from dynpr.graph import Graph
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLEGE_MSG = ROOT / "datasets" / "embedded" / "CollegeMsg.txt.gz"
+
+
+def random_graph(n, m, seed):
+    """A graph of ``n`` vertices with up to ``m`` random edges (self-loops in the input included)."""
+    rng = np.random.default_rng(seed)
+    return Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+
+
+def edge_set(graph):
+    src, dst = graph.edges()
+    return set(zip(src.tolist(), dst.tolist()))
+
+
+def pairs(src, dst):
+    return list(zip(np.asarray(src).tolist(), np.asarray(dst).tolist()))
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------- random batches
+
+
+@pytest.mark.parametrize("n, m, fraction", [(300, 3000, 0.1), (50, 400, 0.5), (2000, 20000, 0.01)])
+def test_random_batch_counts_shares_and_validity(n, m, fraction):
+    graph = random_graph(n, m, seed=n)
+    edges = edge_set(graph)
+    non_loop = {e for e in edges if e[0] != e[1]}
+    batch = random_batch(graph, fraction, 0.8, np.random.default_rng(7))
+
+    assert batch.insertions == round(0.8 * fraction * len(non_loop))
+    assert batch.deletions == round(0.2 * fraction * len(non_loop))
+    ins, dels = pairs(batch.ins_src, batch.ins_dst), pairs(batch.del_src, batch.del_dst)
+    assert len(set(ins)) == len(ins) and len(set(dels)) == len(dels)
+    assert all(u != v for u, v in ins + dels)
+    assert not set(ins) & edges
+    assert set(dels) <= non_loop
+    assert all(0 <= x < n for e in ins for x in e)
+
+
+def test_random_batch_is_never_empty_and_keeps_the_share():
+    graph = random_graph(100, 500, seed=1)
+    tiny = random_batch(graph, 1e-7, 0.8, np.random.default_rng(0))
+    assert (tiny.insertions, tiny.deletions) == (1, 0)
+    deletions_only = random_batch(graph, 1e-7, 0.0, np.random.default_rng(0))
+    assert (deletions_only.insertions, deletions_only.deletions) == (0, 1)
+
+
+def test_random_batch_fills_a_nearly_complete_graph():
+    # 10 vertices: 90 possible non-loop pairs; leave exactly 8 absent, ask for all 8.
+    n = 10
+    all_pairs = [(u, v) for u in range(n) for v in range(n) if u != v]
+    absent = set(all_pairs[::11][:8])
+    present = [e for e in all_pairs if e not in absent]
+    graph = Graph.from_edges(*np.array(present).T, n)
+    fraction = 8 / 0.8 / len(present)
+    batch = random_batch(graph, fraction, 0.8, np.random.default_rng(3))
+    assert set(pairs(batch.ins_src, batch.ins_dst)) == absent
+    with pytest.raises(ValueError, match="absent vertex pairs"):
+        random_batch(graph, 2 * fraction, 0.8, np.random.default_rng(3))
+
+
+def test_random_batch_file_is_deterministic_across_processes(tmp_path):
+    # Same (seed, dataset, fraction, repeat) -> byte-identical file, also in a fresh
+    # interpreter with another string-hash seed (the rng must not use hash()).
+    script = (
+        "import sys, numpy as np\n"
+        "from dynpr.graph import Graph\n"
+        "from dynpr.batches import batch_rng, random_batch, write_batches\n"
+        "rng = np.random.default_rng(5)\n"
+        "g = Graph.from_edges(rng.integers(0, 500, 5000), rng.integers(0, 500, 5000), 500)\n"
+        "bs = [random_batch(g, 0.05, 0.8, batch_rng(42, 'toy', 0.05, r)) for r in range(2)]\n"
+        "write_batches(sys.argv[1], bs, dataset='toy', experiment='random', fraction=0.05, seed=42)\n"
+    )
+    outputs = []
+    for i, hash_seed in enumerate(["1", "2", "1"]):
+        path = tmp_path / f"b{i}.npz"
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True,
+                       env={"PYTHONHASHSEED": hash_seed, "PATH": ""})
+        outputs.append(sha256(path))
+    assert outputs[0] == outputs[1] == outputs[2]
+    first, second = read_batches(tmp_path / "b0.npz")
+    assert not np.array_equal(first.ins_src, second.ins_src)  # repeats differ
+
+
+def test_batch_rng_depends_on_every_part_of_the_config():
+    draws = {
+        key: batch_rng(*key).integers(0, 2**62)
+        for key in [(42, "a", 0.1, 0), (43, "a", 0.1, 0), (42, "b", 0.1, 0), (42, "a", 0.01, 0), (42, "a", 0.1, 1)]
+    }
+    assert len(set(draws.values())) == len(draws)
+    assert batch_rng(42, "a", 0.1, 0).integers(0, 2**62) == draws[(42, "a", 0.1, 0)]
+
+
+# --------------------------------------------------------------------------- apply_batch
+
+
+def reference_apply(edges, n, batch):
+    """Set-based oracle: deletions first, never a self-loop; then insertions; loops on every vertex."""
+    dels = pairs(batch.del_src, batch.del_dst)
+    ins = pairs(batch.ins_src, batch.ins_dst)
+    result = edges - {e for e in dels if e[0] != e[1]}
+    counts = Counter(
+        deleted=len({e for e in dels if e[0] != e[1]} & edges),
+        missing_deletions=len({e for e in dels if e[0] != e[1]} - edges),
+        repeated_deletions=sum(e[0] != e[1] for e in dels) - len({e for e in dels if e[0] != e[1]}),
+        self_loop_deletions=sum(e[0] == e[1] for e in dels),
+        present_insertions=len(set(ins) & result),
+        inserted=len(set(ins) - result),
+        repeated_insertions=len(ins) - len(set(ins)),
+    )
+    result |= set(ins) | {(v, v) for v in range(n)}
+    return result, counts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_apply_batch_matches_set_reference(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 60))
+    graph = random_graph(n, int(rng.integers(0, 4 * n)), seed)
+    src, dst = graph.edges()
+    # A messy batch: real edges and random pairs, self-loops, repeats, and edges both deleted and inserted.
+    pick = rng.integers(0, graph.num_edges, 10)
+    del_src = np.concatenate([src[pick], rng.integers(0, n, 10)])
+    del_dst = np.concatenate([dst[pick], rng.integers(0, n, 10)])
+    ins_src = np.concatenate([rng.integers(0, n, 15), src[pick[:3]], del_src[:4]])
+    ins_dst = np.concatenate([rng.integers(0, n, 15), dst[pick[:3]], del_dst[:4]])
+    batch = Batch(del_src, del_dst, ins_src, ins_dst)
+
+    expected, counts = reference_apply(edge_set(graph), n, batch)
+    updated, report = apply_batch_with_report(graph, batch)
+    assert edge_set(updated) == expected
+    assert {k: getattr(report, k) for k in counts} == dict(counts)
+    # CSR and transpose describe the same graph as a fresh build.
+    fresh = Graph.from_edges(*np.array(sorted(expected)).T, n)
+    for name in ("offsets", "targets", "in_offsets", "sources"):
+        assert np.array_equal(getattr(updated, name), getattr(fresh, name))
+
+
+def test_apply_batch_clean_batch_is_silent_and_strict_mode_raises():
+    graph = random_graph(200, 2000, seed=9)
+    batch = random_batch(graph, 0.1, 0.8, np.random.default_rng(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        updated = apply_batch(graph, batch, strict=True)
+    assert updated.num_edges == graph.num_edges + batch.insertions - batch.deletions
+    assert np.all(updated.has_edges(np.arange(200), np.arange(200)))
+
+    # Applying the same batch twice: every edge is now a no-op, reported and never applied twice.
+    with pytest.warns(BatchWarning, match=f"{batch.deletions} deletions of missing edges"):
+        again = apply_batch(updated, batch)
+    assert edge_set(again) == edge_set(updated)
+    with pytest.raises(ValueError, match="insertions of present edges"):
+        apply_batch(updated, batch, strict=True)
+
+
+def test_apply_batch_never_deletes_self_loops_and_restores_missing_ones():
+    graph = Graph.from_edges([0, 1], [1, 2], 4, self_loops=False)
+    loops = np.arange(4)
+    with pytest.warns(BatchWarning, match="4 of self-loops"):
+        updated = apply_batch(graph, Batch(loops, loops, [], []))
+    assert edge_set(updated) == {(0, 1), (1, 2), (0, 0), (1, 1), (2, 2), (3, 3)}
+
+
+def test_apply_batch_rejects_out_of_range_ids():
+    graph = random_graph(10, 20, seed=0)
+    with pytest.raises(ValueError, match="vertex id 10 is outside 0..9"):
+        apply_batch(graph, Batch([], [], [0], [10]))
+
+
+# --------------------------------------------------------------------------- temporal slices
+
+
+def reference_slices(src, dst, n, base_fraction, fraction, num_batches):
+    """Set-based oracle of the temporal slicing, one event at a time."""
+    total = len(src)
+    nb = round(base_fraction * total)
+    size = max(1, round(fraction * total))
+    present = {(v, v) for v in range(n)} | set(pairs(src[:nb], dst[:nb]))
+    base_edges = len(present)
+    batches = []
+    for i in range(num_batches):
+        lo, hi = min(total, nb + i * size), min(total, nb + (i + 1) * size)
+        new, counts = [], Counter(events=hi - lo)
+        for u, v in pairs(src[lo:hi], dst[lo:hi]):
+            if u == v:
+                counts["self_loops"] += 1
+            elif (u, v) in present:
+                counts["present"] += 1
+            elif (u, v) in new:
+                counts["repeated"] += 1
+            else:
+                new.append((u, v))
+        present |= set(new)
+        batches.append((new, counts))
+    return base_edges, size, batches
+
+
+def check_against_reference(src, dst, n, base_fraction, fraction, num_batches):
+    base, batches, stats = temporal_batches(src, dst, n, base_fraction, fraction, num_batches)
+    base_edges, size, expected = reference_slices(src, dst, n, base_fraction, fraction, num_batches)
+    assert base.num_vertices == n and base.num_edges == base_edges == stats.base_edges
+    assert stats.batch_size == size and len(batches) == num_batches
+    for i, (batch, (new, counts)) in enumerate(zip(batches, expected)):
+        assert batch.deletions == 0
+        assert pairs(batch.ins_src, batch.ins_dst) == new
+        assert stats.events[i] == counts["events"]
+        assert stats.inserted[i] == len(new)
+        assert stats.dropped_present[i] == counts["present"]
+        assert stats.dropped_repeated[i] == counts["repeated"]
+        assert stats.dropped_self_loops[i] == counts["self_loops"]
+    # Applying the batches in order never meets a present edge.
+    graph = base
+    for batch in batches:
+        graph = apply_batch(graph, batch, strict=True)
+    return stats
+
+
+@pytest.fixture(scope="module")
+def college_msg():
+    df = pd.read_csv(COLLEGE_MSG, sep=" ", header=None, names=["src", "dst", "time"])
+    assert len(df) == 59835 and df["time"].is_monotonic_increasing
+    # SNAP ids are 1..1899; renumber to 0..1898.
+    return df["src"].to_numpy() - 1, df["dst"].to_numpy() - 1, 1899
+
+
+@pytest.mark.parametrize("fraction", [1e-4, 1e-3])
+def test_temporal_slices_on_college_msg(college_msg, fraction):
+    src, dst, n = college_msg
+    stats = check_against_reference(src, dst, n, 0.9, fraction, 10)
+    assert stats.base_events == 53852 and stats.short_batches == 0
+    assert stats.inserted.sum() > 0 and stats.dropped_present.sum() > 0
+
+
+def test_temporal_slices_run_out_on_college_msg(college_msg):
+    src, dst, n = college_msg
+    # B = 598; 5983 events after the base: 10 full batches, one of 3 events, 9 empty.
+    stats = check_against_reference(src, dst, n, 0.9, 1e-2, 20)
+    assert stats.events.tolist() == [598] * 10 + [3] + [0] * 9
+    assert stats.short_batches == 10
+
+
+def test_temporal_slices_with_self_loops_and_repeats():
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, 12, 400)
+    dst = np.where(rng.random(400) < 0.2, src, rng.integers(0, 12, 400))
+    stats = check_against_reference(src, dst, 15, 0.5, 0.05, 6)
+    assert stats.dropped_self_loops.sum() > 0 and stats.dropped_repeated.sum() > 0
+
+
+def test_temporal_base_keeps_every_vertex():
+    base, batches, stats = temporal_batches([0, 1], [1, 2], 10, 0.5, 0.5, 1)
+    assert base.num_vertices == 10 and edge_set(base) == {(0, 1)} | {(v, v) for v in range(10)}
+    assert pairs(batches[0].ins_src, batches[0].ins_dst) == [(1, 2)]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_write_read_round_trip(tmp_path):
+    batches = [
+        Batch([1, 2], [3, 4], [5], [6]),
+        Batch.empty(),
+        Batch([], [], [7, 8, 9], [0, 1, 2]),
+    ]
+    path = tmp_path / "sub" / "batches.npz"
+    write_batches(path, batches, dataset="toy", experiment="random", fraction=1e-5, repeats=3, strict=True)
+    back = read_batches(path)
+    assert len(back) == 3
+    for a, b in zip(batches, back):
+        for name in ("del_src", "del_dst", "ins_src", "ins_dst"):
+            assert getattr(b, name).dtype == np.int32
+            assert np.array_equal(getattr(a, name), getattr(b, name))
+    assert read_batch_params(path) == dict(dataset="toy", experiment="random", fraction=1e-5, repeats=3, strict=True)
+    with np.load(path) as data:
+        assert data["del_ptr"].tolist() == [0, 2, 2, 2] and data["ins_ptr"].tolist() == [0, 1, 1, 4]
+        assert data["del_ptr"].dtype == np.int64
+    assert [p.name for p in path.parent.iterdir()] == ["batches.npz"]  # no temp file left
+
+
+def test_batch_file_errors(tmp_path):
+    with pytest.raises(ValueError, match="at least one batch"):
+        write_batches(tmp_path / "none.npz", [])
+    with pytest.raises(TypeError, match="parameter note=None"):
+        write_batches(tmp_path / "bad.npz", [Batch.empty()], note=None)
+    assert not (tmp_path / "bad.npz").exists()
+    np.savez(tmp_path / "other.npz", del_src=np.zeros(1, np.int32))
+    with pytest.raises(ValueError, match="not a batch file"):
+        read_batches(tmp_path / "other.npz")

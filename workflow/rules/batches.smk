@@ -1,0 +1,51 @@
+# Batch updates (seed 003 section 5.1.4) from prepared graphs: temporal slices for
+# temporal datasets, 80/20 random batches for static ones. Targets: batch_targets().
+
+
+rule all_batches:
+    input:
+        all_batch_targets(),
+
+
+rule temporal_base:
+    input:
+        "results/graphs/{dataset}.npz",
+    output:
+        "results/batches/{dataset}/temporal_base.npz",
+    params:
+        base_fraction=config["temporal"]["base_fraction"],
+    log:
+        "results/logs/batches/{dataset}/temporal_base.log",
+    script:
+        "../scripts/make_temporal_base.py"
+
+
+rule temporal_batches:
+    input:
+        "results/graphs/{dataset}.npz",
+    output:
+        "results/batches/{dataset}/temporal_{fraction}.npz",
+    params:
+        fraction=lambda wildcards: float(wildcards.fraction),
+        base_fraction=config["temporal"]["base_fraction"],
+        num_batches=config["temporal"]["num_batches"],
+    log:
+        "results/logs/batches/{dataset}/temporal_{fraction}.log",
+    script:
+        "../scripts/make_temporal_batches.py"
+
+
+rule random_batches:
+    input:
+        "results/graphs/{dataset}.npz",
+    output:
+        "results/batches/{dataset}/random_{fraction}.npz",
+    params:
+        fraction=lambda wildcards: float(wildcards.fraction),
+        insert_share=config["random"]["insert_share"],
+        repeats=config["random"]["repeats"],
+        seed=config["seed"],
+    log:
+        "results/logs/batches/{dataset}/random_{fraction}.log",
+    script:
+        "../scripts/make_random_batches.py"
