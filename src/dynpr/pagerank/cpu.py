@@ -1,0 +1,235 @@
+"""CPU engine of every PageRank approach, vectorized with SciPy sparse (seed 003, Alg. 1-5).
+
+One pull matrix per call: the transpose CSR of the graph (``in_offsets``,
+``sources``) with data ``1/d[u]``, so ``W @ R`` gives every vertex's contribution
+sum ``c[v] = sum_{u in in(v)} R[u]/d[u]`` in one SpMV. Measured on web-NotreDame
+(1.8 M edges, 2 cores): weighting the matrix once (4 ms) and multiplying R costs
+2.05 ms per iteration against 2.15 ms for an unweighted matrix times ``R/d``.
+
+DT, DF and DF-P compute only the affected rows: a row subset of ``W`` times R
+while the affected rows hold less than ``1/SUBSET_SHARE`` of the edges, a full
+SpMV otherwise (row indexing costs as much as a full SpMV at about 1/6 of the
+edges on web-NotreDame). The results are identical either way.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from dynpr.backend import device_name
+from dynpr.batches import Batch
+from dynpr.graph import Graph
+from dynpr.pagerank import marking
+from dynpr.pagerank.options import PageRankOptions, PageRankResult
+
+APPROACHES = ("static", "nd", "dt", "df", "dfp")
+# Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
+SUBSET_SHARE = 8
+
+
+def update(
+    approach: str,
+    old_graph: Graph | None,
+    graph: Graph,
+    batch: Batch | None,
+    previous_ranks: np.ndarray | None,
+    options: PageRankOptions | None = None,
+    *,
+    initial: np.ndarray | None = None,
+) -> PageRankResult:
+    """Run one approach on the CPU.
+
+    Parameters
+    ----------
+    approach : {"static", "nd", "dt", "df", "dfp"}
+        Approach code.
+    old_graph : Graph or None
+        Graph before the batch (used by ``dt``; ignored otherwise).
+    graph : Graph
+        Graph after the batch, with a self-loop on every vertex.
+    batch : Batch or None
+        The batch update (used by ``dt``, ``df``, ``dfp``).
+    previous_ranks : numpy.ndarray or None
+        Converged ranks of the old graph (used by every dynamic approach).
+    options : PageRankOptions, optional
+        Parameters; the paper's defaults when omitted.
+    initial : numpy.ndarray, optional
+        Starting ranks of ``static`` (default ``1/n`` each).
+
+    Returns
+    -------
+    PageRankResult
+        Ranks (float64), iterations, time and phases, affected vertex count.
+
+    Raises
+    ------
+    ValueError
+        On an unknown approach, a missing input, or arrays of the wrong length.
+    """
+    options = options or PageRankOptions()
+    if approach not in APPROACHES:
+        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
+    n = graph.num_vertices
+    if n == 0:
+        raise ValueError("PageRank of a graph with no vertices is undefined")
+    if approach == "static":
+        start = _check_ranks(initial, n, "initial") if initial is not None else np.full(n, 1.0 / n)
+    else:
+        start = _check_ranks(previous_ranks, n, "previous_ranks")
+    if approach in ("dt", "df", "dfp"):
+        if batch is None:
+            raise ValueError(f"approach {approach!r} needs the batch")
+        _check_batch(batch, n)
+    if approach == "dt":
+        if old_graph is None:
+            raise ValueError("approach 'dt' needs the old graph")
+        if old_graph.num_vertices != n:
+            raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
+
+    # Not timed: wrapping the graph's arrays (the analogue of the GPU's transfers).
+    degree = np.diff(graph.offsets)
+    in_offsets = graph.in_offsets
+    if graph.num_edges < np.iinfo(np.int32).max:
+        in_offsets = in_offsets.astype(np.int32)  # SciPy would otherwise copy the int32 sources to int64
+    t0 = time.perf_counter()
+    inv_degree = 1.0 / degree
+    pull = sp.csr_array((inv_degree[graph.sources], graph.sources, in_offsets), shape=(n, n))
+    t_mark = time.perf_counter()
+    if approach in ("static", "nd"):
+        affected = None
+    elif approach == "dt":
+        affected = marking.traversal_affected(old_graph, graph, batch)
+    else:
+        affected = marking.frontier_initial(graph, batch)
+    t_iter = time.perf_counter()
+    if affected is None:
+        ranks, iterations = _iterate_all(pull, start, options)
+        mark_extra, count = 0.0, n
+    else:
+        ranks, iterations, mark_extra, count = _iterate_affected(
+            graph, pull, inv_degree, start, affected, options,
+            frontier=approach in ("df", "dfp"), pruned=approach == "dfp")
+    t_end = time.perf_counter()
+    mark_ms = (t_iter - t_mark) * 1e3 + mark_extra
+    total_ms = (t_end - t0) * 1e3
+    return PageRankResult(
+        ranks=ranks, iterations=iterations, time_ms=total_ms, approach=approach, backend="cpu",
+        device=device_name("cpu"), affected=count,
+        phases={"partition_ms": 0.0, "mark_ms": mark_ms, "compute_ms": total_ms - mark_ms},
+    )
+
+
+def _check_ranks(ranks, n: int, name: str) -> np.ndarray:
+    if ranks is None:
+        raise ValueError(f"{name} is required for this approach")
+    ranks = np.array(ranks, dtype=np.float64)  # a copy: the caller's array is never modified
+    if ranks.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {ranks.shape}")
+    return ranks
+
+
+def _check_batch(batch: Batch, n: int) -> None:
+    ids = np.concatenate([batch.del_src, batch.del_dst, batch.ins_src, batch.ins_dst])
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= n):
+        raise ValueError(f"batch vertex id out of range [0, {n}): min {ids.min()}, max {ids.max()}")
+
+
+def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions):
+    """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau."""
+    alpha = options.alpha
+    base = (1.0 - alpha) / pull.shape[0]
+    iterations = 0
+    while True:
+        new = pull @ ranks
+        new *= alpha
+        new += base
+        delta = float(np.max(np.abs(new - ranks)))
+        ranks = new
+        iterations += 1
+        if delta <= options.tolerance or iterations >= options.max_iterations:
+            return ranks, iterations
+
+
+def _pull_rows(pull: sp.csr_array, ranks: np.ndarray, rows: np.ndarray | None, row_edges: int) -> np.ndarray:
+    """Contribution sums c[v] of the vertices ``rows`` (``None`` = all): row subset or full SpMV."""
+    if rows is None:
+        return pull @ ranks
+    if row_edges * SUBSET_SHARE < pull.nnz:
+        return pull[rows] @ ranks
+    return (pull @ ranks)[rows]
+
+
+def _iterate_affected(graph, pull, inv_degree, ranks, affected, options, *, frontier, pruned):
+    """DT / DF / DF-P iterations over the affected vertices only (seed 003, Alg. 2-3, 5).
+
+    ``frontier``: expand from vertices whose relative change exceeds tau_f (DF, DF-P);
+    ``pruned``: closed-form ranks and un-marking at relative change <= tau_p (DF-P).
+
+    Returns ranks, iterations, expansion time in ms (counted as marking), and the
+    number of vertices ever marked affected.
+    """
+    alpha, n = options.alpha, graph.num_vertices
+    base = (1.0 - alpha) / n
+    in_degree = np.diff(graph.in_offsets)
+    ever = affected.copy()
+    # Without pruning the affected set only grows, so a vertex that has expanded
+    # once has all its out-neighbours marked already: expanding it again is a no-op.
+    expanded = None if pruned else np.zeros(n, dtype=bool)
+    # Two buffers that agree everywhere except on the rows written last iteration,
+    # so keeping unaffected Rnew[v] = R[v] costs O(affected) per iteration, not O(n).
+    new = ranks.copy()
+    written = None
+    expand_s = 0.0
+    iterations = 0
+    changed = True
+    while True:
+        if changed:
+            rows = np.flatnonzero(affected)
+            if len(rows) == n:
+                rows = None  # every vertex: whole-vector operations, no gathers
+            row_edges = int(in_degree[rows].sum()) if rows is not None else pull.nnz
+            row_inv = inv_degree if rows is None else inv_degree[rows]
+            changed = False
+        old = ranks if rows is None else ranks[rows]
+        c = _pull_rows(pull, ranks, rows, row_edges)
+        if pruned:
+            # Eq. 2-3: closed form of the self-loop's recursion; c includes the self-loop term.
+            r = (base + alpha * (c - old * row_inv)) / (1.0 - alpha * row_inv)
+        else:
+            r = base + alpha * c
+        change = np.abs(r - old)
+        if frontier:
+            relative = change / np.maximum(r, old)
+            ids = np.arange(n) if rows is None else rows
+            if pruned:
+                prune = ids[relative <= options.prune_tolerance]
+                if prune.size:
+                    affected[prune] = False
+                    changed = True
+            expanding = ids[relative > options.frontier_tolerance]
+        if rows is None:
+            new = r
+        else:
+            if written is None:
+                new[:] = ranks
+            else:
+                new[written] = ranks[written]
+            new[rows] = r
+        ranks, new = new, ranks
+        written = rows
+        iterations += 1
+        delta = float(change.max()) if change.size else 0.0
+        if delta <= options.tolerance or iterations >= options.max_iterations:
+            return ranks, iterations, expand_s * 1e3, int(ever.sum())
+        if frontier:
+            t = time.perf_counter()
+            if expanded is not None:
+                expanding = expanding[~expanded[expanding]]
+                expanded[expanding] = True
+            if expanding.size:
+                ever[marking.expand(graph, affected, expanding)] = True
+                changed = True
+            expand_s += time.perf_counter() - t

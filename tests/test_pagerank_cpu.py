@@ -1,0 +1,280 @@
+"""CPU PageRank against closed forms, networkx, and a per-vertex transcription of seed 003's Alg. 2-5."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from dynpr import pagerank as pr
+from dynpr.batches import Batch, apply_batch, random_batch
+from dynpr.graph import Graph
+from dynpr.pagerank import cpu
+from dynpr.pagerank.options import PageRankOptions
+
+OPTS = PageRankOptions()
+
+
+def closed_form(graph: Graph, alpha: float = 0.85) -> np.ndarray:
+    """Solve (I - alpha P^T) r = (1 - alpha)/n for the row-stochastic P of the graph."""
+    n = graph.num_vertices
+    src, dst = graph.edges()
+    p = np.zeros((n, n))
+    p[src, dst] = 1.0 / graph.out_degree[src]
+    return np.linalg.solve(np.eye(n) - alpha * p.T, np.full(n, (1 - alpha) / n))
+
+
+def random_graph(n: int, m: int, seed: int) -> Graph:
+    rng = np.random.default_rng(seed)
+    return Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+
+
+def test_textbook_oracle():
+    g = Graph.from_edges([0, 0, 1, 2, 3, 3, 4], [1, 2, 2, 0, 0, 4, 2], 5)
+    result = pr.static(g)
+    np.testing.assert_allclose(result.ranks, closed_form(g), rtol=0, atol=1e-10)
+    assert result.iterations > 10
+    assert result.affected == 5
+    assert result.approach == "static" and result.backend == "cpu"
+    assert set(result.phases) == {"partition_ms", "mark_ms", "compute_ms"}
+    assert result.phases["partition_ms"] == 0
+
+
+def test_directed_cycle_uniform():
+    n = 7
+    g = Graph.from_edges(np.arange(n), (np.arange(n) + 1) % n, n)
+    result = pr.static(g)
+    np.testing.assert_allclose(result.ranks, 1 / n, rtol=0, atol=1e-15)
+    assert result.iterations == 1  # already the fixed point: Delta R = 0 after one iteration
+
+
+def test_single_vertex():
+    result = pr.static(Graph.from_edges([], [], 1))
+    assert result.ranks.tolist() == [1.0]
+
+
+def test_disconnected_components():
+    # Two copies of one small graph, side by side: equal ranks on both copies, half the mass each.
+    src, dst = np.array([0, 1, 1, 2]), np.array([1, 2, 0, 0])
+    g = Graph.from_edges(np.concatenate([src, src + 3]), np.concatenate([dst, dst + 3]), 6)
+    ranks = pr.static(g).ranks
+    np.testing.assert_allclose(ranks[:3], ranks[3:], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(ranks, closed_form(g), rtol=0, atol=1e-10)
+    assert ranks[:3].sum() == pytest.approx(0.5, abs=1e-10)
+
+
+def test_complete_graph_equal_ranks():
+    n = 6
+    u, v = np.meshgrid(np.arange(n), np.arange(n))
+    g = Graph.from_edges(u.ravel(), v.ravel(), n)
+    np.testing.assert_allclose(pr.static(g).ranks, 1 / n, rtol=0, atol=1e-15)
+
+
+def test_star_centre_highest():
+    n = 9
+    leaves = np.arange(1, n)
+    g = Graph.from_edges(leaves, np.zeros(n - 1, dtype=int), n)
+    ranks = pr.static(g).ranks
+    assert ranks[0] > ranks[1:].max()
+    np.testing.assert_allclose(ranks[1:], ranks[1], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(ranks, closed_form(g), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_agrees_with_networkx(seed):
+    g = random_graph(300, 1500, seed)
+    src, dst = g.edges()
+    nxg = nx.DiGraph()
+    nxg.add_nodes_from(range(g.num_vertices))
+    nxg.add_edges_from(zip(src.tolist(), dst.tolist()))
+    expected = nx.pagerank(nxg, alpha=0.85, tol=1e-14, max_iter=1000)
+    expected = np.array([expected[v] for v in range(g.num_vertices)])
+    ranks = pr.reference(g)
+    # networkx stops at an L1 change of n * tol, so it is itself only ~1e-11 accurate.
+    np.testing.assert_allclose(ranks, expected, rtol=0, atol=1e-10)
+    assert ranks.sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def test_static_initial_and_tolerance():
+    g = random_graph(200, 800, 3)
+    ref = pr.reference(g)
+    assert pr.l1_error(pr.static(g).ranks, ref) < 1e-8
+    warm = pr.static(g, initial=ref)
+    assert warm.iterations <= 2
+    loose = pr.static(g, PageRankOptions(tolerance=1e-3))
+    assert loose.iterations < pr.static(g).iterations
+
+
+def dynamic_case(n=400, m=2400, fraction=0.01, seed=7):
+    old = random_graph(n, m, seed)
+    batch = random_batch(old, fraction, 0.8, np.random.default_rng(seed))
+    new = apply_batch(old, batch)
+    return old, new, batch, pr.reference(old), pr.reference(new)
+
+
+# A 1% batch of a 400-vertex graph reaches nearly every vertex: DF-P's pruning at
+# tau_p = 1e-6 relative then adds up to a few 1e-6 in L1 (the paper's DF-P error level).
+@pytest.mark.parametrize("approach,bound", [("static", 1e-8), ("nd", 1e-8), ("dt", 1e-8), ("df", 1e-6), ("dfp", 1e-5)])
+def test_dynamic_error_vs_reference(approach, bound):
+    old, new, batch, previous, ref = dynamic_case()
+    result = pr.update(approach, old, new, batch, previous)
+    assert result.approach == approach
+    assert pr.l1_error(result.ranks, ref) < bound
+    # The update changed something, so the stale ranks must be much worse.
+    assert pr.l1_error(previous, ref) > 100 * pr.l1_error(result.ranks, ref)
+
+
+@pytest.mark.parametrize("approach,tol", [("static", 1e-9), ("nd", 1e-9), ("dt", 1e-9), ("df", 1e-6), ("dfp", 1e-5)])
+def test_ranks_sum_to_one(approach, tol):
+    old, new, batch, previous, _ = dynamic_case(seed=11)
+    assert pr.update(approach, old, new, batch, previous).ranks.sum() == pytest.approx(1.0, abs=tol)
+
+
+@pytest.mark.parametrize("approach", ["df", "dfp"])
+def test_frontier_tiny_batch(approach):
+    # 40 separate random communities of 100 vertices; a 4-edge batch inside community 0
+    # changes only that community, so DF/DF-P stay local and accurate (L1 < 1e-6).
+    k, size = 40, 100
+    rng = np.random.default_rng(17)
+    src = rng.integers(0, size, 5 * size * k)
+    dst = rng.integers(0, size, len(src))
+    offset = np.repeat(np.arange(k) * size, 5 * size)
+    old = Graph.from_edges(src + offset, dst + offset, k * size)
+    del_src, del_dst = old.edges()
+    keep = (del_src != del_dst) & (del_src < size)
+    batch = Batch(del_src[keep][:1], del_dst[keep][:1], [3, 4, 5], [40, 41, 42])
+    new = apply_batch(old, batch)
+    previous, ref = pr.reference(old), pr.reference(new)
+    result = pr.update(approach, old, new, batch, previous)
+    assert pr.l1_error(result.ranks, ref) < 1e-6
+    assert result.affected <= size
+    assert pr.l1_error(previous, ref) > 1e-4
+
+
+def test_named_functions_match_update():
+    old, new, batch, previous, _ = dynamic_case(seed=5)
+    for name, fn in [("nd", pr.naive_dynamic), ("dt", pr.dynamic_traversal), ("df", pr.dynamic_frontier),
+                     ("dfp", pr.dynamic_frontier_pruned)]:
+        np.testing.assert_array_equal(fn(old, new, batch, previous).ranks,
+                                      pr.update(name, old, new, batch, previous).ranks)
+    np.testing.assert_array_equal(pr.static(new).ranks, pr.update("static", old, new, batch, previous).ranks)
+
+
+def test_dfp_without_pruning_matches_df():
+    old, new, batch, previous, ref = dynamic_case(seed=13)
+    df = pr.dynamic_frontier(old, new, batch, previous)
+    dfp = pr.dynamic_frontier_pruned(old, new, batch, previous, replace(OPTS, prune_tolerance=0.0))
+    assert pr.l1_error(dfp.ranks, df.ranks) < 1e-7
+    assert dfp.affected >= df.affected * 0.9
+
+
+def test_empty_batch_keeps_ranks():
+    g = random_graph(100, 400, 2)
+    ref = pr.reference(g)
+    for approach in ("dt", "df", "dfp"):
+        result = pr.update(approach, g, g, Batch.empty(), ref)
+        assert result.affected == 0 and result.iterations == 1
+        np.testing.assert_array_equal(result.ranks, ref)
+
+
+# --------------------------------------------------------------- literal transcription of Alg. 2-5
+
+
+def literal(approach, old, new, batch, previous, opts=OPTS):
+    """Seed 003 Alg. 2-5 as written, one vertex at a time (small graphs only)."""
+    n, alpha = new.num_vertices, opts.alpha
+    c0 = (1 - alpha) / n
+    d = new.out_degree
+
+    def out(g, u):
+        return g.targets[g.offsets[u]:g.offsets[u + 1]]
+
+    def reach(g, seeds):
+        seen, stack = set(seeds), list(seeds)
+        while stack:
+            for w in out(g, stack.pop()).tolist():
+                if w not in seen:
+                    seen.add(w)
+                    stack.append(w)
+        return seen
+
+    dv = np.zeros(n, dtype=bool)
+    dn = np.zeros(n, dtype=bool)
+    seeds = batch.del_src.tolist() + batch.ins_src.tolist()
+    if approach == "dt":
+        dv[list(reach(old, seeds) | reach(new, seeds))] = True
+    else:
+        dn[seeds] = True
+        dv[batch.del_dst] = True
+        for u in np.flatnonzero(dn):
+            dv[out(new, u)] = True
+    ever = dv.copy()
+    r_old, r_new = previous.copy(), previous.copy()
+    for it in range(1, opts.max_iterations + 1):
+        dn[:] = False
+        for v in range(n):
+            if not dv[v]:
+                r_new[v] = r_old[v]
+                continue
+            ins = new.sources[new.in_offsets[v]:new.in_offsets[v + 1]]
+            c = sum(r_old[u] / d[u] for u in ins.tolist())
+            if approach == "dfp":
+                r = (c0 + alpha * (c - r_old[v] / d[v])) / (1 - alpha / d[v])
+            else:
+                r = c0 + alpha * c
+            rel = abs(r - r_old[v]) / max(r, r_old[v])
+            if approach == "dfp" and rel <= opts.prune_tolerance:
+                dv[v] = False
+            if approach != "dt" and rel > opts.frontier_tolerance:
+                dn[v] = True
+            r_new[v] = r
+        delta = np.abs(r_new - r_old).max()
+        r_old, r_new = r_new, r_old
+        if delta <= opts.tolerance:
+            break
+        for u in np.flatnonzero(dn):
+            dv[out(new, u)] = True
+            ever[out(new, u)] = True
+    return r_old, it, int(ever.sum())
+
+
+@pytest.mark.parametrize("approach", ["dt", "df", "dfp"])
+@pytest.mark.parametrize("share", [1, 1000])
+def test_matches_literal_algorithm(approach, share, monkeypatch):
+    # share=1 forces the full-SpMV path, share=1000 the row-subset path: both must agree with Alg. 2-5.
+    monkeypatch.setattr(cpu, "SUBSET_SHARE", share)
+    old = random_graph(150, 300, 21)  # sparse, so DT does not reach everything
+    batch = random_batch(old, 0.02, 0.8, np.random.default_rng(3))
+    new = apply_batch(old, batch)
+    previous = pr.reference(old)
+    ranks, iterations, affected = literal(approach, old, new, batch, previous)
+    result = pr.update(approach, old, new, batch, previous)
+    np.testing.assert_allclose(result.ranks, ranks, rtol=1e-13, atol=0)
+    assert result.iterations == iterations
+    assert result.affected == affected
+    assert 0 < affected < new.num_vertices
+
+
+def test_invalid_inputs():
+    g = random_graph(20, 40, 1)
+    with pytest.raises(ValueError, match="approach"):
+        pr.update("pagerank", g, g, Batch.empty(), np.full(20, 0.05))
+    with pytest.raises(ValueError, match="shape"):
+        pr.naive_dynamic(g, g, Batch.empty(), np.ones(19))
+    with pytest.raises(ValueError, match="out of range"):
+        pr.dynamic_frontier(g, g, Batch([0], [25], [], []), np.full(20, 0.05))
+    with pytest.raises(ValueError, match="backend"):
+        pr.static(g, backend="tpu")
+    with pytest.raises(ValueError, match="shape"):
+        pr.l1_error(np.ones(3), np.ones(4))
+
+
+def test_gpu_backend_without_gpu_is_an_error():
+    from dynpr.backend import gpu_available
+
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(RuntimeError, match="gpu"):
+        pr.static(random_graph(10, 20, 0), backend="gpu")
