@@ -1,0 +1,297 @@
+"""The experiments of seed 003, section 5, as functions that return result rows.
+
+* :func:`run_temporal` — real-world dynamic graphs (5.3.1): per batch fraction,
+  start from the base graph with Static ranks and apply the consecutive
+  batches one after another; every approach carries its own ranks from batch
+  to batch.
+* :func:`run_random` — static graphs with random batches (5.3.2): every batch
+  is applied to the full graph on its own and every approach starts from the
+  full graph's Static ranks.
+* :func:`run_kahn` — level-synchronous Kahn (seed 002) on the graph without
+  its self-loops.
+
+Each returns a list of rows (:func:`dynpr.results.make_row`); the L1 error of
+an approach is measured against :func:`dynpr.pagerank.reference` on the
+updated graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from dynpr.backend import resolve_backend
+from dynpr.batches import Batch, apply_batch
+from dynpr.graph import Graph
+from dynpr.pagerank import l1_error, reference, static, update
+from dynpr.pagerank.options import PageRankOptions, PageRankResult
+from dynpr.results import git_commit, make_row, timestamp
+
+Log = Callable[[str], None]
+
+
+def _no_log(message: str) -> None:
+    """Default progress sink: drop the message."""
+
+
+def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
+    """PageRank options and the reference tolerance from the ``pagerank`` config section.
+
+    Keys that are not fields of :class:`PageRankOptions` (``reference_tolerance``)
+    are not passed to it; absent keys keep the paper's defaults.
+
+    Returns
+    -------
+    options : PageRankOptions
+    reference_tolerance : float
+    """
+    names = {f.name for f in dataclasses.fields(PageRankOptions)}
+    options = PageRankOptions(**{k: v for k, v in pagerank.items() if k in names})
+    return options, float(pagerank.get("reference_tolerance", 1e-100))
+
+
+def fraction_label(fraction: float) -> str:
+    """The batch fraction as it appears in paths and logs (``1e-05``, ``0.001``)."""
+    return f"{float(fraction):g}"
+
+
+def _row(dataset, experiment, res: PageRankResult, *, fraction, batch_index, repeat, batch, graph,
+         error, variant, commit) -> dict:
+    phases = res.phases or {}
+    return make_row(
+        dataset=dataset, experiment=experiment, approach=res.approach, backend=res.backend,
+        device=res.device, batch_fraction=float(fraction), batch_index=batch_index, repeat=repeat,
+        deletions=batch.deletions, insertions=batch.insertions, vertices=graph.num_vertices,
+        edges=graph.num_edges, iterations=res.iterations, time_ms=res.time_ms, l1_error=error,
+        partition_ms=phases.get("partition_ms", math.nan), mark_ms=phases.get("mark_ms", math.nan),
+        compute_ms=phases.get("compute_ms", math.nan), affected=res.affected,
+        variant=variant or "", git_commit=commit, timestamp=timestamp(),
+    )
+
+
+def _warm_up(approaches, old, new, batch, ranks, options, backend) -> None:
+    # GPU kernels compile on first use; one untimed call per approach keeps
+    # compilation and first-launch costs out of every measured row (5.1.5).
+    if backend == "gpu":
+        for approach in approaches:
+            update(approach, old, new, batch, ranks, options, backend=backend)
+
+
+def _timed_updates(approach, old, new, batch, previous, options, backend, repeat):
+    """``repeat`` runs of one approach on one batch (identical inputs each time)."""
+    return [update(approach, old, new, batch, previous, options, backend=backend) for _ in range(repeat)]
+
+
+def run_temporal(
+    dataset: str,
+    base: Graph,
+    batches: Mapping[float, Sequence[Batch]],
+    approaches: Sequence[str],
+    options: PageRankOptions | None = None,
+    *,
+    backend: str = "cpu",
+    reference_tolerance: float = 1e-100,
+    repeat: int = 1,
+    log: Log = _no_log,
+    commit: str | None = None,
+) -> list[dict]:
+    """The temporal experiment: consecutive batches on a base graph, ranks carried over.
+
+    Parameters
+    ----------
+    dataset : str
+        Name written in every row.
+    base : Graph
+        The base graph (first ``base_fraction`` of the temporal edges, self-loops on all vertices).
+    batches : mapping of float to sequence of Batch
+        Per batch fraction, the consecutive batches applied one after another to ``base``.
+    approaches : sequence of str
+        Approach codes (``static nd dt df dfp``).
+    options : PageRankOptions, optional
+        Paper defaults when omitted.
+    backend : str
+        ``auto``, ``cpu`` or ``gpu``.
+    reference_tolerance : float
+        Iteration tolerance of the reference Static run (capped at ``options.max_iterations``).
+    repeat : int
+        Timed runs per approach and batch; one row each.
+    log : callable, optional
+        Receives one progress line per approach and batch.
+    commit : str, optional
+        Git commit for the rows; looked up when omitted.
+
+    Returns
+    -------
+    list of dict
+        One row per fraction × batch × approach × repeat, ``batch_index`` counting from 0.
+    """
+    options = options or PageRankOptions()
+    backend = resolve_backend(backend)
+    commit = commit if commit is not None else git_commit()
+    base_ranks = static(base, options, backend=backend).ranks
+    rows: list[dict] = []
+    warmed = False
+    for fraction, sequence in batches.items():
+        label = fraction_label(fraction)
+        old = base
+        # Every approach starts each fraction's sequence from the base graph's Static ranks.
+        previous = {a: base_ranks for a in approaches}
+        for i, batch in enumerate(sequence):
+            new = apply_batch(old, batch)
+            if not warmed:
+                _warm_up(approaches, old, new, batch, base_ranks, options, backend)
+                warmed = True
+            ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
+                            max_iterations=options.max_iterations)
+            for approach in approaches:
+                results = _timed_updates(approach, old, new, batch, previous[approach], options, backend, repeat)
+                for r, res in enumerate(results):
+                    err = l1_error(res.ranks, ref)
+                    rows.append(_row(dataset, "temporal", res, fraction=fraction, batch_index=i, repeat=r,
+                                     batch=batch, graph=new, error=err, variant=options.variant,
+                                     commit=commit))
+                # Static ignores `previous`; the dynamic approaches continue from their own ranks.
+                previous[approach] = results[-1].ranks
+                log(f"{dataset} {approach} fraction={label} batch {i + 1}/{len(sequence)}: "
+                    f"{np.mean([r.time_ms for r in results]):.3f} ms, {results[-1].iterations} iterations, "
+                    f"L1 error {l1_error(results[-1].ranks, ref):.3e}")
+            old = new
+    return rows
+
+
+def run_random(
+    dataset: str,
+    graph: Graph,
+    batches: Mapping[float, Sequence[Batch]],
+    approaches: Sequence[str],
+    options: PageRankOptions | None = None,
+    *,
+    backend: str = "cpu",
+    reference_tolerance: float = 1e-100,
+    repeat: int = 1,
+    log: Log = _no_log,
+    commit: str | None = None,
+) -> list[dict]:
+    """The random-batch experiment: each batch applied to the full graph on its own.
+
+    Parameters are those of :func:`run_temporal`, except that ``graph`` is the
+    full prepared graph and each fraction's batches are independent samples
+    (``batch_index`` numbers them), every approach starting from Static ranks
+    on ``graph``.
+
+    Returns
+    -------
+    list of dict
+        One row per fraction × batch × approach × repeat.
+    """
+    options = options or PageRankOptions()
+    backend = resolve_backend(backend)
+    commit = commit if commit is not None else git_commit()
+    base_ranks = static(graph, options, backend=backend).ranks
+    rows: list[dict] = []
+    warmed = False
+    for fraction, sequence in batches.items():
+        label = fraction_label(fraction)
+        for i, batch in enumerate(sequence):
+            new = apply_batch(graph, batch)
+            if not warmed:
+                _warm_up(approaches, graph, new, batch, base_ranks, options, backend)
+                warmed = True
+            ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
+                            max_iterations=options.max_iterations)
+            for approach in approaches:
+                results = _timed_updates(approach, graph, new, batch, base_ranks, options, backend, repeat)
+                errors = [l1_error(res.ranks, ref) for res in results]
+                for r, (res, err) in enumerate(zip(results, errors)):
+                    rows.append(_row(dataset, "random", res, fraction=fraction, batch_index=i, repeat=r,
+                                     batch=batch, graph=new, error=err, variant=options.variant,
+                                     commit=commit))
+                log(f"{dataset} {approach} fraction={label} batch {i + 1}/{len(sequence)}: "
+                    f"{np.mean([r.time_ms for r in results]):.3f} ms, {results[-1].iterations} iterations, "
+                    f"L1 error {errors[-1]:.3e}")
+    return rows
+
+
+def run_kahn(
+    dataset: str,
+    graph: Graph,
+    *,
+    backend: str = "cpu",
+    repeat: int = 1,
+    log: Log = _no_log,
+    commit: str | None = None,
+) -> list[dict]:
+    """Kahn's algorithm on ``graph`` without its self-loops (a self-loop alone makes a cycle).
+
+    Returns
+    -------
+    list of dict
+        ``repeat`` rows with ``experiment == approach == "kahn"``: ``iterations``
+        = levels, ``affected`` = processed vertices, ``edges`` = edges without
+        self-loops.
+    """
+    from dynpr.kahn import kahn
+
+    backend = resolve_backend(backend)
+    commit = commit if commit is not None else git_commit()
+    plain = graph.without_self_loops()
+    if backend == "gpu":
+        kahn(plain, backend=backend)  # warm-up: compile the kernels outside the timed runs
+    rows = []
+    for r in range(repeat):
+        res = kahn(plain, backend=backend)
+        rows.append(make_row(
+            dataset=dataset, experiment="kahn", approach="kahn", backend=res.backend, device=res.device,
+            batch_fraction=math.nan, batch_index=0, repeat=r, deletions=0, insertions=0,
+            vertices=plain.num_vertices, edges=plain.num_edges, iterations=res.levels,
+            time_ms=res.time_ms, l1_error=math.nan, affected=res.processed, git_commit=commit,
+            timestamp=timestamp(),
+        ))
+        log(f"{dataset} kahn repeat {r + 1}/{repeat}: {res.time_ms:.3f} ms, {res.levels} levels, "
+            f"{res.processed}/{plain.num_vertices} processed ({'DAG' if res.is_dag else 'has cycles'})")
+    return rows
+
+
+@contextlib.contextmanager
+def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[Log]:
+    """Run a workflow script's body; turn any failure into one clear line and exit 1.
+
+    Yields a function that appends a line to the log file (and flushes it), so
+    progress shows while the job runs. On an exception the full traceback goes
+    to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
+    to stderr, which is what Snakemake shows the user.
+
+    Parameters
+    ----------
+    rule : str
+        The Snakemake rule name.
+    target : str
+        What the job is for (usually the dataset).
+    log_path : str or Path or None
+        The job's log file (``snakemake.log[0]``).
+    """
+    handle = open(log_path, "a", buffering=1) if log_path else None
+
+    def log(message: str) -> None:
+        if handle:
+            print(message, file=handle, flush=True)
+
+    try:
+        yield log
+    except Exception as exc:  # every failure becomes one line for the user
+        line = f"dynpr: {rule} for {target}: {type(exc).__name__}: {exc}"
+        if handle:
+            handle.write(traceback.format_exc())
+        log(line)
+        print(line, file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+    finally:
+        if handle:
+            handle.close()

@@ -1,0 +1,394 @@
+"""Figures of seed 003, section 5, from the summary table (and benchmark tables).
+
+Every figure function takes a DataFrame and returns a matplotlib ``Figure``;
+:func:`save_figure` writes it as PNG and PDF. Runtimes and errors across graphs
+are geometric means of each graph's mean (:func:`dynpr.results.aggregate`,
+seed 003 5.1.5). Colours are the Okabe–Ito palette, with one fixed colour and
+marker per approach so every figure reads the same way, also in grey print.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on cluster nodes or in CI
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from dynpr.fileio import atomic_path  # noqa: E402
+from dynpr.results import aggregate, geometric_mean  # noqa: E402
+
+#: approach code -> (label, Okabe–Ito colour, marker)
+STYLE = {
+    "static": ("Static", "#000000", "o"),
+    "nd": ("ND", "#E69F00", "s"),
+    "dt": ("DT", "#56B4E9", "^"),
+    "df": ("DF", "#009E73", "D"),
+    "dfp": ("DF-P", "#D55E00", "v"),
+}
+#: colours for bars that are not approaches (backends, kernel variants, partitionings)
+CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+DPI = 200
+RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
+      "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3}
+NO_BENCH = "no benchmark rows yet — run `snakemake bench`"
+
+
+def save_figure(fig: plt.Figure, png: str | Path, pdf: str | Path) -> None:
+    """Write ``fig`` as PNG (``DPI``) and PDF, each atomically, then close it.
+
+    Creation dates are left out of the metadata so reruns give identical files.
+    """
+    for path, fmt, meta in ((png, "png", {"Software": None}), (pdf, "pdf", {"CreationDate": None})):
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=DPI, bbox_inches="tight", metadata=meta)
+    plt.close(fig)
+
+
+def _approaches(df: pd.DataFrame) -> list[str]:
+    present = set(df["approach"])
+    return [a for a in STYLE if a in present]
+
+
+def _pick_backend(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Rows of one backend: the GPU's when present (the paper's figures), else the CPU's."""
+    backends = set(df["backend"])
+    backend = "gpu" if "gpu" in backends else ("cpu" if "cpu" in backends else next(iter(backends), ""))
+    return df[df["backend"] == backend], backend
+
+
+def _message_figure(title: str, message: str) -> plt.Figure:
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(7, 2.5))
+        ax.axis("off")
+        ax.set_title(title)
+        ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, wrap=True, transform=ax.transAxes)
+    return fig
+
+
+def _grid(n: int, ncols_max: int = 4, size=(3.6, 3.0)):
+    ncols = min(n, ncols_max)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
+    flat = axes.ravel()
+    for ax in flat[n:]:
+        ax.axis("off")
+    return fig, flat[:n]
+
+
+def _legend(fig: plt.Figure, approaches: Iterable[str]) -> None:
+    handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], label=STYLE[a][0]) for a in approaches]
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
+
+
+def _positive(values: np.ndarray) -> np.ndarray:
+    """Values with non-positive entries masked, since log axes cannot show them."""
+    values = np.asarray(values, dtype=float)
+    return np.where(values > 0, values, np.nan)
+
+
+def _bars(ax, groups: list, approaches: list[str], table: pd.DataFrame, key: str, value: str,
+          speedup: bool = False) -> None:
+    """Grouped bars: one group per ``key`` value, one bar per approach (log y)."""
+    width = 0.8 / len(approaches)
+    x = np.arange(len(groups))
+    lookup = table.set_index(["approach", key])[value]
+    static = {g: lookup.get(("static", g), np.nan) for g in groups}
+    for j, a in enumerate(approaches):
+        heights = _positive([lookup.get((a, g), np.nan) for g in groups])
+        pos = x - 0.4 + width * (j + 0.5)
+        ax.bar(pos, heights, width, color=STYLE[a][1], label=STYLE[a][0], edgecolor="white", linewidth=0.3)
+        if speedup and a != "static":
+            for p, g, h in zip(pos, groups, heights):
+                if np.isfinite(h) and np.isfinite(static[g]):
+                    ax.text(p, h * 1.08, f"{static[g] / h:.1f}×", ha="center", va="bottom",
+                            fontsize=6, rotation=90)
+    ax.set_xticks(x, [str(g) for g in groups])
+    ax.set_yscale("log")
+
+
+def _fraction_ticks(fractions) -> list[str]:
+    return [f"{f:g}" for f in fractions]
+
+
+def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
+    """Seed 003 Fig. 3: runtime and error per batch fraction and per graph, temporal graphs.
+
+    (a) runtime and (b) L1 error per batch fraction, geometric mean across
+    graphs, speedup vs Static labelled in (a); (c) runtime and (d) error per
+    graph (geometric mean over the batch fractions of each fraction's mean).
+    """
+    t, backend = _pick_backend(df[df["experiment"] == "temporal"])
+    if t.empty:
+        return _message_figure("Temporal graphs", "no temporal rows in results/summary.csv — "
+                                                  "add a temporal dataset to config 'datasets'")
+    approaches = _approaches(t)
+    fractions = sorted(t["batch_fraction"].unique())
+    datasets = list(dict.fromkeys(t["dataset"]))
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+        for ax, value, label in ((axes[0, 0], "time_ms", "runtime (ms)"), (axes[0, 1], "l1_error", "L1 error")):
+            table = aggregate(t, value, ["approach", "batch_fraction"])
+            _bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
+            ax.set_xticks(range(len(fractions)), [f"{f:g}·|E_T|" for f in fractions])
+            ax.set_xlabel("batch size")
+            ax.set_ylabel(f"{label}, geometric mean over graphs")
+        per_fraction = t.groupby(["dataset", "approach", "batch_fraction"])[["time_ms", "l1_error"]].mean()
+        per_graph = per_fraction.groupby(["dataset", "approach"]).agg(geometric_mean).reset_index()
+        for ax, value, label in ((axes[1, 0], "time_ms", "runtime (ms)"), (axes[1, 1], "l1_error", "L1 error")):
+            _bars(ax, datasets, approaches, per_graph, "dataset", value)
+            ax.set_ylabel(f"{label}, mean over batch sizes")
+            ax.tick_params(axis="x", rotation=20)
+        for ax, letter in zip(axes.ravel(), "abcd"):
+            ax.set_title(f"({letter})", loc="left")
+        axes[0, 0].set_title("runtime; speedup vs Static labelled")
+        axes[0, 1].set_title("rank error vs reference Static (τ=1e-100)")
+        axes[1, 0].set_title("runtime per graph")
+        axes[1, 1].set_title("rank error per graph")
+        _legend(fig, approaches)
+        fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.04)
+        fig.tight_layout()
+    return fig
+
+
+def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup: bool = False, style="-",
+           label_suffix="") -> None:
+    """One line per approach over batch fractions (log-log)."""
+    static = table[table["approach"] == "static"].set_index("batch_fraction")[value]
+    for a in approaches:
+        rows = table[table["approach"] == a].sort_values("batch_fraction")
+        y = _positive(rows[value].to_numpy())
+        ax.plot(rows["batch_fraction"], y, style, color=STYLE[a][1], marker=STYLE[a][2], markersize=4,
+                label=STYLE[a][0] + label_suffix)
+        if speedup and a != "static":
+            for f, v in zip(rows["batch_fraction"], y):
+                if np.isfinite(v) and f in static.index and static[f] > 0:
+                    ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 4),
+                                ha="center", fontsize=5.5, color=STYLE[a][1])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+
+
+def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt.Figure:
+    r, backend = _pick_backend(df[df["experiment"] == "random"])
+    if r.empty:
+        return _message_figure(title, "no random-batch rows in results/summary.csv — "
+                                      "add a static dataset to config 'datasets'")
+    approaches = _approaches(r)
+    datasets = list(dict.fromkeys(r["dataset"]))
+    speedup = value == "time_ms"
+    with plt.rc_context(RC):
+        fig, axes = _grid(1 + len(datasets))
+        _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value, speedup)
+        axes[0].set_title("all graphs (geometric mean)" + ("; speedup vs Static" if speedup else ""))
+        for ax, d in zip(axes[1:], datasets):
+            table = r[r["dataset"] == d].groupby(["approach", "batch_fraction"])[value].mean().reset_index()
+            _lines(ax, table, approaches, value)
+            ax.set_title(d)
+        for ax in axes:
+            ax.set_xlabel("batch size (fraction of |E|)")
+            ax.set_ylabel(ylabel)
+        _legend(fig, approaches)
+        fig.suptitle(f"{title}, {backend.upper()}, random batches (80% insertions, 20% deletions)", y=1.06)
+        fig.tight_layout()
+    return fig
+
+
+def random_runtime(df: pd.DataFrame) -> plt.Figure:
+    """Seed 003 Fig. 4: runtime vs batch fraction on static graphs with random batches."""
+    return _random_figure(df, "time_ms", "runtime (ms)", "Runtime")
+
+
+def random_error(df: pd.DataFrame) -> plt.Figure:
+    """Seed 003 Fig. 5: L1 rank error vs batch fraction on static graphs with random batches."""
+    return _random_figure(df, "l1_error", "L1 error vs reference", "Rank error")
+
+
+def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
+    """Seed 003 Fig. 9–13: runtime and error on each consecutive batch of one temporal graph."""
+    t, backend = _pick_backend(df[(df["experiment"] == "temporal") & (df["dataset"] == dataset)])
+    if t.empty:
+        return _message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
+    approaches = _approaches(t)
+    fractions = sorted(t["batch_fraction"].unique())
+    means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].mean().reset_index()
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(len(fractions), 2, figsize=(10, 2.6 * len(fractions)), squeeze=False)
+        for row, f in zip(axes, fractions):
+            for ax, value, label in zip(row, ("time_ms", "l1_error"), ("runtime (ms)", "L1 error")):
+                for a in approaches:
+                    sel = means[(means["batch_fraction"] == f) & (means["approach"] == a)]
+                    ax.plot(sel["batch_index"] + 1, _positive(sel[value].to_numpy()), color=STYLE[a][1],
+                            marker=STYLE[a][2], markersize=3, linewidth=1)
+                ax.set_yscale("log")
+                ax.set_ylabel(label)
+                ax.set_title(f"batch size {f:g}·|E_T|")
+        for ax in axes[-1]:
+            ax.set_xlabel("batch update (consecutive)")
+        _legend(fig, approaches)
+        fig.suptitle(f"{dataset}: runtime and rank error per batch, {backend.upper()}", y=1.03)
+        fig.tight_layout()
+    return fig
+
+
+def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
+    """Seed 003 Fig. 6–8: runtime and error of each approach per backend (geometric means).
+
+    One row of panels per backend that has rows; a note on the figure says so
+    when only one backend has results.
+    """
+    rows = df[df["experiment"].isin(["temporal", "random"])]
+    backends = [b for b in ("gpu", "cpu") if b in set(rows["backend"])]
+    if not backends:
+        return _message_figure("GPU vs CPU", "no temporal or random rows in results/summary.csv")
+    experiments = [e for e in ("temporal", "random") if e in set(rows["experiment"])]
+    approaches = _approaches(rows)
+    panels = [(e, v) for e in experiments for v in ("time_ms", "l1_error")]
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(len(backends), len(panels), figsize=(3.6 * len(panels), 3.1 * len(backends)),
+                                 squeeze=False)
+        for i, b in enumerate(backends):
+            for ax, (e, v) in zip(axes[i], panels):
+                sel = rows[(rows["backend"] == b) & (rows["experiment"] == e)]
+                _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v, speedup=v == "time_ms")
+                ax.set_title(f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}")
+                ax.set_xlabel("batch size (fraction of |E_T| or |E|)")
+                ax.set_ylabel("runtime (ms)" if v == "time_ms" else "L1 error")
+        _legend(fig, approaches)
+        title = "GPU vs CPU (geometric mean over graphs; speedup vs Static labelled)"
+        if len(backends) == 1:
+            other = "gpu" if backends[0] == "cpu" else "cpu"
+            title += (f"\nonly {backends[0].upper()} rows in results/summary.csv: "
+                      f"run with backend: {other} to compare")
+        fig.suptitle(title, y=1.08 if len(backends) == 1 else 1.04)
+        fig.tight_layout()
+    return fig
+
+
+def kahn(df: pd.DataFrame) -> plt.Figure:
+    """Kahn's algorithm (seed 002): runtime and levels per graph, per backend."""
+    k = df[df["experiment"] == "kahn"]
+    if k.empty:
+        return _message_figure("Kahn", "no kahn rows in results/summary.csv")
+    means = k.groupby(["dataset", "backend"], sort=False).agg(
+        time_ms=("time_ms", "mean"), levels=("iterations", "max"), processed=("affected", "max"),
+        vertices=("vertices", "max")).reset_index()
+    datasets = list(dict.fromkeys(means["dataset"]))
+    backends = list(dict.fromkeys(means["backend"]))
+    width = 0.8 / len(backends)
+    x = np.arange(len(datasets))
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+        for j, b in enumerate(backends):
+            sel = means[means["backend"] == b].set_index("dataset").reindex(datasets)
+            pos = x - 0.4 + width * (j + 0.5)
+            axes[0].bar(pos, _positive(sel["time_ms"].to_numpy()), width, color=CYCLE[j], label=b.upper())
+            axes[1].bar(pos, _positive(sel["levels"].to_numpy()), width, color=CYCLE[j], label=b.upper())
+            for p, (_, r) in zip(pos, sel.iterrows()):
+                done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
+                note = "DAG" if r["processed"] == r["vertices"] else f"cyclic, {100 * done:.0f}% processed"
+                axes[1].text(p, max(r["levels"], 1) * 1.05, note, ha="center", va="bottom", fontsize=7)
+        for ax, label in zip(axes, ("runtime (ms)", "levels")):
+            ax.set_xticks(x, datasets, rotation=20)
+            ax.set_yscale("log")
+            ax.set_ylabel(label)
+            ax.legend()
+        axes[0].set_title("Kahn runtime (graph without self-loops)")
+        axes[1].set_title("levels until the frontier empties")
+        fig.tight_layout()
+    return fig
+
+
+def read_bench(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """All benchmark tables (``results/bench/*.csv``) concatenated; empty when there are none."""
+    frames = [pd.read_csv(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _bench_rows(bench: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Rows of benchmark ``name`` (column ``benchmark``) with a runtime."""
+    if bench.empty or "benchmark" not in bench.columns or "time_ms" not in bench.columns:
+        return pd.DataFrame()
+    return bench[bench["benchmark"] == name]
+
+
+def static_comparison(bench: pd.DataFrame) -> plt.Figure:
+    """Seed 003 Fig. 2 analogue: Static PageRank runtime per graph for each implementation.
+
+    Reads benchmark rows with ``benchmark == "static_comparison"`` and columns
+    ``dataset``, ``variant`` (implementation or kernel design), ``backend`` and
+    ``time_ms``; says so on the figure when there are none.
+    """
+    rows = _bench_rows(bench, "static_comparison")
+    if rows.empty:
+        return _message_figure("Static PageRank: implementations compared", NO_BENCH)
+    rows = rows.assign(impl=rows["backend"].astype(str).str.upper() + " " + rows["variant"].fillna("").astype(str))
+    means = rows.groupby(["dataset", "impl"], sort=False)["time_ms"].mean().reset_index()
+    datasets = list(dict.fromkeys(means["dataset"]))
+    impls = list(dict.fromkeys(means["impl"]))
+    width = 0.8 / len(impls)
+    x = np.arange(len(datasets) + 1)
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(x)), 3.6))
+        for j, impl in enumerate(impls):
+            sel = means[means["impl"] == impl].set_index("dataset")["time_ms"].reindex(datasets)
+            heights = np.append(sel.to_numpy(), geometric_mean(sel.dropna()))
+            ax.bar(x - 0.4 + width * (j + 0.5), _positive(heights), width, color=CYCLE[j % len(CYCLE)], label=impl)
+        ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
+        ax.set_yscale("log")
+        ax.set_ylabel("runtime (ms)")
+        ax.set_title("Static PageRank runtime per graph")
+        ax.legend()
+        fig.tight_layout()
+    return fig
+
+
+def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
+    """Seed 003 Fig. 1 analogue: DF / DF-P runtime under each work partitioning.
+
+    Reads benchmark rows with ``benchmark == "partition_ablation"`` and columns
+    ``dataset``, ``approach`` (df, dfp), ``partition`` (none, in, in_out) and
+    ``time_ms``. Runtime is relative to the slowest partitioning of each
+    approach on each graph, then geometric-meaned across graphs.
+    """
+    rows = _bench_rows(bench, "partition_ablation")
+    if rows.empty or "partition" not in rows.columns:
+        return _message_figure("Work partitioning (DF, DF-P)", NO_BENCH)
+    means = rows.groupby(["dataset", "approach", "partition"])["time_ms"].mean().reset_index()
+    means["relative"] = means["time_ms"] / means.groupby(["dataset", "approach"])["time_ms"].transform("max")
+    rel = means.groupby(["approach", "partition"])["relative"].agg(geometric_mean).reset_index()
+    partitions = [p for p in ("none", "in", "in_out") if p in set(rel["partition"])]
+    names = {"none": "no partition", "in": "partition G'", "in_out": "partition G, G'"}
+    approaches = [a for a in STYLE if a in set(rel["approach"])]
+    width = 0.8 / len(partitions)
+    x = np.arange(len(approaches))
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        for j, p in enumerate(partitions):
+            sel = rel[rel["partition"] == p].set_index("approach")["relative"].reindex(approaches)
+            ax.bar(x - 0.4 + width * (j + 0.5), sel.to_numpy(), width, color=CYCLE[j], label=names[p])
+        ax.set_xticks(x, [STYLE[a][0] for a in approaches])
+        ax.set_ylabel("relative runtime (geometric mean)")
+        ax.set_title("Work partitioning on the GPU")
+        ax.legend()
+        fig.tight_layout()
+    return fig
+
+
+#: figure name -> function of the summary DataFrame (temporal_per_batch also takes the dataset)
+SUMMARY_FIGURES = {
+    "temporal_runtime_error": temporal_runtime_error,
+    "random_runtime": random_runtime,
+    "random_error": random_error,
+    "gpu_vs_cpu": gpu_vs_cpu,
+    "kahn": kahn,
+    "temporal_per_batch": temporal_per_batch,
+}
+#: figure name -> function of the benchmark DataFrame
+BENCH_FIGURES = {"static_comparison": static_comparison, "partition_ablation": partition_ablation}

@@ -1,0 +1,100 @@
+"""Figures render from a small synthetic summary (and benchmark) table."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dynpr import plots
+from dynpr.results import make_row, to_frame
+
+APPROACHES = ["static", "nd", "dt", "df", "dfp"]
+
+
+def synthetic_summary(backends=("cpu",)) -> pd.DataFrame:
+    """Rows of every experiment with runtimes that fall with the approach index."""
+    rng = np.random.default_rng(0)
+    rows = []
+    specs = [("A", "temporal", [1e-5, 1e-4], 3), ("B", "temporal", [1e-5, 1e-4], 3),
+             ("C", "random", [1e-7, 1e-3, 1e-1], 2)]
+    for backend in backends:
+        for dataset, experiment, fractions, batches in specs:
+            for f in fractions:
+                for i in range(batches):
+                    for k, a in enumerate(APPROACHES):
+                        rows.append(make_row(
+                            dataset=dataset, experiment=experiment, approach=a, backend=backend, device="x",
+                            batch_fraction=f, batch_index=i, repeat=0, deletions=1, insertions=4, vertices=100,
+                            edges=500, iterations=10, time_ms=10.0 / (k + 1) * (1 + rng.random()),
+                            l1_error=0.0 if a == "nd" and i == 0 else 1e-9 * (k + 1), affected=50,
+                            git_commit="abc", timestamp="t"))
+            rows.append(make_row(dataset=dataset, experiment="kahn", approach="kahn", backend=backend, device="x",
+                                 batch_fraction=np.nan, deletions=0, insertions=0, vertices=100, edges=400,
+                                 iterations=7, time_ms=1.5, l1_error=np.nan, affected=100 if dataset == "C" else 60,
+                                 git_commit="abc", timestamp="t"))
+    return to_frame(rows)
+
+
+CASES = [(name, {}) for name in plots.SUMMARY_FIGURES if name != "temporal_per_batch"]
+CASES += [("temporal_per_batch", {"dataset": "A"})]
+
+
+@pytest.mark.parametrize("name,kwargs", CASES)
+@pytest.mark.parametrize("backends", [("cpu",), ("gpu", "cpu")])
+def test_summary_figures_render(tmp_path, name, kwargs, backends):
+    fig = plots.SUMMARY_FIGURES[name](synthetic_summary(backends), **kwargs)
+    png, pdf = tmp_path / f"{name}.png", tmp_path / f"{name}.pdf"
+    plots.save_figure(fig, png, pdf)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    assert png.stat().st_size > 10_000
+
+
+def test_figures_say_when_rows_are_missing(tmp_path):
+    empty = synthetic_summary().iloc[0:0]
+    for name, fn in plots.SUMMARY_FIGURES.items():
+        fig = fn(empty, dataset="A") if name == "temporal_per_batch" else fn(empty)
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert any("no " in t for t in texts), name
+        plots.save_figure(fig, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+
+
+def test_gpu_vs_cpu_notes_a_single_backend():
+    fig = plots.gpu_vs_cpu(synthetic_summary(("cpu",)))
+    assert "only CPU rows" in fig._suptitle.get_text()
+    assert len([ax for ax in fig.axes if ax.has_data()]) == 4  # temporal and random, runtime and error
+    fig = plots.gpu_vs_cpu(synthetic_summary(("gpu", "cpu")))
+    assert "only" not in fig._suptitle.get_text()
+    assert len([ax for ax in fig.axes if ax.has_data()]) == 8
+
+
+def test_speedup_labels_match_the_geometric_means():
+    df = synthetic_summary()
+    fig = plots.temporal_runtime_error(df)
+    t = df[df["experiment"] == "temporal"]
+    per_graph = t.groupby(["dataset", "approach", "batch_fraction"])["time_ms"].mean()
+    f = 1e-5
+    gm = {a: np.exp(np.log(per_graph.xs((a, f), level=("approach", "batch_fraction"))).mean()) for a in APPROACHES}
+    expected = f"{gm['static'] / gm['dfp']:.1f}×"
+    assert expected in [t.get_text() for t in fig.axes[0].texts]
+
+
+def test_bench_figures_placeholder_and_rows(tmp_path):
+    for name, fn in plots.BENCH_FIGURES.items():
+        fig = fn(pd.DataFrame())
+        assert plots.NO_BENCH in [t.get_text() for ax in fig.axes for t in ax.texts]
+        plots.save_figure(fig, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+        assert (tmp_path / f"{name}.png").stat().st_size > 0
+    bench = pd.DataFrame({
+        "benchmark": ["static_comparison"] * 4 + ["partition_ablation"] * 6,
+        "dataset": ["A", "A", "B", "B"] + ["A"] * 6,
+        "backend": ["gpu"] * 10,
+        "variant": ["v1", "v2", "v1", "v2"] + [""] * 6,
+        "approach": ["static"] * 4 + ["df", "df", "df", "dfp", "dfp", "dfp"],
+        "partition": [""] * 4 + ["none", "in", "in_out"] * 2,
+        "time_ms": [1.0, 2.0, 3.0, 4.0, 4.0, 2.0, 1.0, 8.0, 4.0, 2.0],
+    })
+    fig = plots.partition_ablation(bench)
+    heights = sorted(round(p.get_height(), 6) for p in fig.axes[0].patches)
+    assert heights == [0.25, 0.25, 0.5, 0.5, 1.0, 1.0]  # relative to the slowest partitioning
+    plots.save_figure(plots.static_comparison(bench), tmp_path / "s.png", tmp_path / "s.pdf")
+    assert (tmp_path / "s.pdf").stat().st_size > 0

@@ -1,0 +1,14 @@
+"""Render one figure (PNG + PDF) from results/summary.csv."""
+
+from dynpr.experiments import script_errors
+
+target = getattr(snakemake.wildcards, "dataset", snakemake.params.figure)
+with script_errors(snakemake.rule, target, snakemake.log[0]) as log:
+    from dynpr import plots
+    from dynpr.results import read_csv
+
+    summary = read_csv(snakemake.input.summary)
+    extra = {"dataset": snakemake.wildcards.dataset} if "dataset" in snakemake.wildcards.keys() else {}
+    fig = plots.SUMMARY_FIGURES[snakemake.params.figure](summary, **extra)
+    plots.save_figure(fig, snakemake.output.png, snakemake.output.pdf)
+    log(f"{snakemake.output.png}: from {len(summary)} summary rows")
