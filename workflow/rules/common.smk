@@ -43,3 +43,75 @@ def all_batch_targets():
 
 
 # --- experiments and figures (experiments.smk, figures.smk) ---
+
+import glob
+import importlib.util
+
+from snakemake.exceptions import WorkflowError
+
+from dynpr.backend import gpu_available
+
+# The runs need a GPU slot only when the configured backend resolves to the GPU.
+RUN_GPUS = 1 if config["backend"] == "gpu" or (config["backend"] == "auto" and gpu_available()) else 0
+
+# Figures depend on the plotting module actually imported, so editing it
+# re-renders them; found without importing matplotlib at DAG time.
+PLOTS_CODE = importlib.util.find_spec("dynpr.plots").origin
+
+SUMMARY_FIGURES = ["temporal_runtime_error", "random_runtime", "random_error", "gpu_vs_cpu", "kahn"]
+BENCH_FIGURES = ["static_comparison", "partition_ablation"]
+
+
+def dataset_kind(name):
+    """Catalog kind of a configured dataset, or one clear error naming the fix."""
+    if name not in CATALOG:
+        raise WorkflowError(
+            f"dynpr: dataset {name!r} (config 'datasets') is not in datasets/catalog.yaml; "
+            f"use one of: {', '.join(sorted(CATALOG))}"
+        )
+    return CATALOG[name].kind
+
+
+def run_experiment_kind(name):
+    """'temporal' for temporal graphs, 'random' (random batches) for static and generated ones."""
+    return "temporal" if dataset_kind(name) == "temporal" else "random"
+
+
+def run_fractions(wildcards):
+    """Batch fractions of a dataset's experiment, in config order."""
+    section = run_experiment_kind(wildcards.dataset)
+    return [float(f) for f in config[section]["batch_fractions"]]
+
+
+def run_inputs(wildcards):
+    """Prepared graph, batch files (one per fraction) and, for temporal graphs, the base graph."""
+    d = wildcards.dataset
+    kind = run_experiment_kind(d)
+    inputs = {
+        "graph": f"results/graphs/{d}.npz",
+        "batches": [f"results/batches/{d}/{kind}_{fraction_label(f)}.npz" for f in run_fractions(wildcards)],
+    }
+    if kind == "temporal":
+        inputs["base"] = f"results/batches/{d}/temporal_base.npz"
+    return inputs
+
+
+def run_targets():
+    """Every configured dataset's runs file."""
+    return [f"results/runs/{d}.csv" for d in config["datasets"]]
+
+
+def temporal_datasets():
+    """Configured datasets that run the temporal experiment."""
+    return [d for d in config["datasets"] if run_experiment_kind(d) == "temporal"]
+
+
+def bench_inputs(wildcards=None):
+    """Benchmark tables present now (written by `snakemake bench`); none is fine."""
+    return sorted(glob.glob("results/bench/*.csv"))
+
+
+def figure_targets():
+    """PNG and PDF of every figure (the default target `figures`)."""
+    names = SUMMARY_FIGURES + BENCH_FIGURES + [f"temporal_per_batch_{d}" for d in temporal_datasets()]
+    return [f"figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
