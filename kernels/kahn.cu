@@ -1,0 +1,32 @@
+// Kahn's topological sort, level-synchronous on CSR (seed 002, section 6.2).
+// No shared header needed: every kernel here is a flat per-vertex map.
+
+// In-degrees from the transpose's offsets, and flag[v] = 1 where it is zero.
+extern "C" __global__ void kahn_in_degree(const long long* in_offsets, int n, int* indeg, int* flag) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= n) return;
+  const int d = static_cast<int>(in_offsets[v + 1] - in_offsets[v]);
+  indeg[v] = d;
+  flag[v] = d == 0;
+}
+
+// Stream compaction: flagged vertices go to frontier[scan[v] - 1], where scan
+// is the inclusive prefix sum of the flags.
+extern "C" __global__ void kahn_compact(int n, const int* flag, const int* scan, int* frontier) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n && flag[v]) frontier[scan[v] - 1] = v;
+}
+
+// Remove the frontier: decrement the in-degree of every out-neighbour once
+// per edge; the decrement that takes it to zero flags it for the next level
+// (exactly one thread sees atomicSub return 1).
+extern "C" __global__ void kahn_remove(const int* frontier, int count, const long long* offsets,
+                                       const int* targets, int* indeg, int* flag) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const int u = frontier[i];
+  for (long long e = offsets[u]; e < offsets[u + 1]; ++e) {
+    const int w = targets[e];
+    if (atomicSub(&indeg[w], 1) == 1) flag[w] = 1;
+  }
+}

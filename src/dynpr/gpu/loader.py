@@ -1,0 +1,130 @@
+"""The one place where dynpr's CUDA sources become CuPy kernels.
+
+Sources live in ``kernels/*.cu`` at the repository root (or the folder named
+by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
+text before compiling, so the source CuPy hashes for its on-disk cache changes
+whenever a header does (the style of ``cupyx/scipy/signal/_iir_utils.py``).
+Templates are instantiated through ``name_expressions``. Each module is built
+once per process (``functools.cache``); CuPy keeps the compiled binary on disk
+between processes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+COMPILE_OPTIONS = ("-std=c++17",)
+
+
+def kernel_dir() -> Path:
+    """Folder holding the ``.cu``/``.cuh`` sources."""
+    env = os.environ.get("DYNPR_KERNELS")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "kernels"
+
+
+def require_cupy():
+    """Import CuPy, or fail with one line saying what is missing.
+
+    Raises
+    ------
+    RuntimeError
+        If CuPy cannot be imported or sees no CUDA device.
+    """
+    try:
+        import cupy
+    except ImportError as exc:
+        raise RuntimeError(
+            f"the GPU backend needs CuPy ({exc}); install the 'gpu' extra on a machine with an NVIDIA GPU"
+        ) from exc
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDARuntimeError when no driver is loaded
+        raise RuntimeError(f"CuPy found no usable CUDA device: {exc}") from exc
+    if count == 0:
+        raise RuntimeError("CuPy found no CUDA device")
+    return cupy
+
+
+def inline_source(name: str, seen: frozenset[str] = frozenset()) -> str:
+    """Text of ``kernels/<name>`` with its quoted includes inlined recursively.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the source or an included header does not exist.
+    ValueError
+        If headers include each other in a cycle.
+    """
+    path = kernel_dir() / name
+    if name in seen:
+        raise ValueError(f"{path}: include cycle through {sorted(seen)}")
+    if not path.is_file():
+        raise FileNotFoundError(f"CUDA source {path} not found (set DYNPR_KERNELS to the kernels folder)")
+    text = path.read_text()
+    return _INCLUDE.sub(lambda m: f"// ---- {m.group(1)} ----\n" + inline_source(m.group(1), seen | {name}) + "\n", text)
+
+
+def _bools(*flags: bool) -> str:
+    return ",".join("true" if f else "false" for f in flags)
+
+
+# rank kernels: <LISTED, AFFECTED, FRONTIER, PRUNE>; the (AFFECTED, FRONTIER,
+# PRUNE) triple selects the approach: static/nd (F,F,F), dt (T,F,F), df (T,T,F), dfp (T,T,T).
+RANK_MODES = ((False, False, False), (True, False, False), (True, True, False), (True, True, True))
+
+
+def rank_kernel_name(kind: str, listed: bool, mode: tuple[bool, bool, bool]) -> str:
+    """Template name of a rank kernel; ``kind`` is ``thread`` or ``block``."""
+    return f"rank_{kind}<{_bools(listed, *mode)}>"
+
+
+def expand_kernel_name(kind: str, listed: bool) -> str:
+    """Template name of an expansion kernel; ``kind`` is ``thread`` or ``block``."""
+    return f"expand_{kind}<{_bools(listed)}>"
+
+
+# Template instantiations go through NVRTC name expressions; extern "C"
+# kernels are found by their plain names.
+PAGERANK_TEMPLATES = tuple(
+    [rank_kernel_name(k, listed, mode) for k in ("thread", "block") for listed in (False, True) for mode in RANK_MODES]
+    + [expand_kernel_name(k, listed) for k in ("thread", "block") for listed in (False, True)]
+)
+PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step")
+KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
+
+
+class Kernels:
+    """Compiled functions of one module, looked up by name expression."""
+
+    def __init__(self, raw_module, names: tuple[str, ...]):
+        self._functions = {name: raw_module.get_function(name) for name in names}
+
+    def __getitem__(self, name: str):
+        return self._functions[name]
+
+
+@functools.cache
+def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...]) -> Kernels:
+    """Compile ``kernels/<source>`` once per process and load every named kernel.
+
+    Getting every function here loads the module onto the device now, so the
+    first timed launch pays neither compilation nor module loading.
+    """
+    cupy = require_cupy()
+    raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
+                         name_expressions=list(templates) or None)
+    return Kernels(raw, templates + plain)
+
+
+def pagerank_kernels() -> Kernels:
+    """The kernels of ``kernels/pagerank.cu``."""
+    return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN)
+
+
+def kahn_kernels() -> Kernels:
+    """The kernels of ``kernels/kahn.cu``."""
+    return module("kahn.cu", (), KAHN_PLAIN)

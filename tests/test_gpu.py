@@ -1,0 +1,193 @@
+"""GPU engines against their CPU twins (run on a machine with CuPy and a CUDA device).
+
+Oracles: ``dynpr.pagerank.cpu`` (same semantics, SciPy) and ``dynpr.kahn``'s
+CPU path; the reference ranks of seed 003 (Static at tau=1e-100, 500
+iterations) computed on the CPU; DT's affected set from the CPU marking.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cupy")
+from dynpr.backend import gpu_available  # noqa: E402
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
+
+from dynpr import APPROACHES  # noqa: E402
+from dynpr.batches import Batch, apply_batch, random_batch  # noqa: E402
+from dynpr.graph import Graph  # noqa: E402
+from dynpr.gpu import loader  # noqa: E402
+from dynpr.gpu import pagerank as gpu_pagerank  # noqa: E402
+from dynpr.kahn import kahn  # noqa: E402
+from dynpr.pagerank import cpu as cpu_pagerank  # noqa: E402
+from dynpr.pagerank import l1_error, marking, reference  # noqa: E402
+from dynpr.pagerank.options import PageRankOptions  # noqa: E402
+from dynpr.rmat import rmat_edges  # noqa: E402
+
+EMBEDDED = Path(__file__).resolve().parents[1] / "datasets" / "embedded"
+GRAPHS = ("CollegeMsg", "sx-mathoverflow", "soc-Epinions1", "web-NotreDame", "rmat14")
+DYNAMIC = ("nd", "dt", "df", "dfp")
+OPTIONS = PageRankOptions()
+
+
+@functools.cache
+def load(name: str) -> Graph:
+    """An embedded SNAP graph (ids as in the file) or an R-MAT graph, with self-loops."""
+    if name == "rmat14":
+        return Graph.from_edges(*rmat_edges(14, 16, seed=7))
+    import pandas as pd
+
+    table = pd.read_csv(EMBEDDED / f"{name}.txt.gz", sep=r"\s+", comment="#", header=None,
+                        usecols=[0, 1], dtype=np.int64)
+    return Graph.from_edges(table[0].to_numpy(), table[1].to_numpy())
+
+
+@functools.cache
+def scenario(name: str, fraction: float = 1e-3):
+    """(old graph, new graph, batch, converged old ranks, reference ranks of the new graph)."""
+    old = load(name)
+    batch = random_batch(old, fraction, 0.8, np.random.default_rng(11))
+    new = apply_batch(old, batch)
+    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
+    return old, new, batch, previous, reference(new, OPTIONS)
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_static_matches_cpu(name):
+    graph = load(name)
+    cpu = cpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    gpu = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    assert gpu.iterations == cpu.iterations
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+    assert gpu.backend == "gpu" and gpu.affected == graph.num_vertices
+    assert gpu.time_ms > 0 and gpu.time_ms == pytest.approx(sum(gpu.phases.values()))
+    assert set(gpu.phases) == {"partition_ms", "mark_ms", "compute_ms"}
+
+
+def test_static_initial_and_cap():
+    graph = load("CollegeMsg")
+    initial = np.random.default_rng(3).random(graph.num_vertices)
+    options = replace(OPTIONS, max_iterations=7)
+    cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
+    gpu = gpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
+    assert gpu.iterations == cpu.iterations == 7
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+
+
+@pytest.mark.parametrize("approach", DYNAMIC)
+@pytest.mark.parametrize("name", GRAPHS)
+def test_dynamic_error_within_twice_cpu(name, approach):
+    old, new, batch, previous, ref = scenario(name)
+    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    gpu = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    cpu_error, gpu_error = l1_error(cpu.ranks, ref), l1_error(gpu.ranks, ref)
+    assert gpu_error <= 2 * cpu_error + 1e-13, (gpu_error, cpu_error)
+    if approach in ("nd", "dt"):
+        # No thresholds decide anything here, so the runs agree to rounding.
+        assert gpu.iterations == cpu.iterations
+        assert l1_error(gpu.ranks, cpu.ranks) <= 1e-11
+        assert gpu.affected == cpu.affected
+    else:
+        assert abs(gpu.iterations - cpu.iterations) <= 1
+        assert abs(gpu.affected - cpu.affected) <= max(2, 0.01 * cpu.affected)
+
+
+@pytest.mark.parametrize("name", ("CollegeMsg", "rmat14"))
+def test_dt_keeps_unaffected_ranks(name):
+    old, new, batch, previous, _ = scenario(name)
+    gpu = gpu_pagerank.update("dt", old, new, batch, previous, OPTIONS)
+    affected = marking.traversal_affected(old, new, batch)
+    assert gpu.affected == int(affected.sum())
+    np.testing.assert_array_equal(gpu.ranks[~affected], previous[~affected])
+
+
+def test_empty_batch_leaves_ranks():
+    old, _, _, previous, _ = scenario("CollegeMsg")
+    for approach in ("dt", "df", "dfp"):
+        gpu = gpu_pagerank.update(approach, old, old, Batch.empty(), previous, OPTIONS)
+        assert gpu.iterations == 1 and gpu.affected == 0
+        np.testing.assert_array_equal(gpu.ranks, previous)
+
+
+@pytest.mark.parametrize("approach", APPROACHES)
+@pytest.mark.parametrize("name", ("CollegeMsg", "rmat14"))
+def test_partition_levels_identical(name, approach):
+    # Every level sends each vertex to the same kernel (by degree), so the
+    # arithmetic and hence the ranks are bit for bit the same.
+    old, new, batch, previous, _ = scenario(name)
+    results = [
+        gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition=level))
+        for level in ("none", "in", "in_out")
+    ]
+    for other in results[1:]:
+        np.testing.assert_array_equal(other.ranks, results[0].ranks)
+        assert (other.iterations, other.affected) == (results[0].iterations, results[0].affected)
+
+
+@pytest.mark.parametrize("switch", (0, 4, 1 << 30))
+@pytest.mark.parametrize("approach", ("static", "dfp"))
+def test_degree_switch_extremes(switch, approach):
+    # 0: every vertex takes the block kernels; 2^30: every vertex the thread kernels.
+    old, new, batch, previous, _ = scenario("soc-Epinions1")
+    options = replace(OPTIONS, degree_switch=switch)
+    cpu = cpu_pagerank.update(approach, old, new, batch, previous, options)
+    gpu = gpu_pagerank.update(approach, old, new, batch, previous, options)
+    assert abs(gpu.iterations - cpu.iterations) <= (0 if approach == "static" else 1)
+    assert l1_error(gpu.ranks, cpu.ranks) <= (1e-12 if approach == "static" else 1e-9)
+
+
+def test_unknown_variant_is_an_error():
+    graph = load("CollegeMsg")
+    with pytest.raises(ValueError, match="unknown GPU variant"):
+        gpu_pagerank.update("static", None, graph, None, None, replace(OPTIONS, variant="nope"))
+
+
+def test_headers_are_inlined():
+    source = loader.inline_source("pagerank.cu")
+    assert "#include" not in source
+    assert "atomic_max_nonneg" in source  # defined in common.cuh
+
+
+def _dag(n: int, depth_chain: bool) -> Graph:
+    if depth_chain:  # a path 0 -> 1 -> ... -> n-1 plus shortcuts: n levels
+        src = np.concatenate([np.arange(n - 1), np.arange(0, n - 3, 3)])
+        dst = np.concatenate([np.arange(1, n), np.arange(3, n, 3)])
+        return Graph.from_edges(src, dst, n, self_loops=False)
+    src, dst = rmat_edges(12, 8, seed=5)
+    keep = src < dst  # edges only from lower to higher id: acyclic
+    return Graph.from_edges(src[keep], dst[keep], 1 << 12, self_loops=False)
+
+
+@pytest.mark.parametrize("case", GRAPHS + ("dag", "chain", "cycle"))
+def test_kahn_matches_cpu(case):
+    if case == "dag":
+        graph = _dag(0, False)
+    elif case == "chain":
+        graph = _dag(3000, True)
+    elif case == "cycle":  # 0 feeds the cycle 1 -> 2 -> 3 -> 1, which feeds 4; 5 -> 6 is apart
+        graph = Graph.from_edges(np.array([0, 1, 2, 3, 3, 5]), np.array([1, 2, 3, 1, 4, 6]), self_loops=False)
+    else:
+        graph = load(case).without_self_loops()
+    cpu = kahn(graph, backend="cpu")
+    gpu = kahn(graph, backend="gpu")
+    assert (gpu.is_dag, gpu.processed, gpu.levels) == (cpu.is_dag, cpu.processed, cpu.levels)
+    np.testing.assert_array_equal(gpu.remaining, cpu.remaining)
+    assert gpu.remaining.dtype == np.int32 and gpu.backend == "gpu"
+    if case == "chain":
+        assert gpu.is_dag and gpu.levels == 3000
+    if case == "cycle":
+        assert (gpu.is_dag, gpu.processed, gpu.levels) == (False, 3, 2)
+        assert gpu.remaining.tolist() == [1, 2, 3, 4]
+
+
+def test_kahn_on_graph_with_self_loops_processes_nothing():
+    graph = load("CollegeMsg")
+    result = kahn(graph, backend="gpu")
+    assert (result.processed, result.levels, result.is_dag) == (0, 0, False)
+    assert len(result.remaining) == graph.num_vertices
