@@ -23,8 +23,8 @@ write_batches(
 )
 logging.info(
     "%s: %d batches of B=%d temporal edges; read %d, inserted %d, dropped %d present, "
-    "%d repeated in their batch, %d self-loops; %d short batches%s",
+    "%d repeated in their batch, %d self-loops; %d batches empty; %d short batches%s",
     snakemake.output[0], len(batches), stats.batch_size, stats.events.sum(), stats.inserted.sum(),
     stats.dropped_present.sum(), stats.dropped_repeated.sum(), stats.dropped_self_loops.sum(),
-    stats.short_batches, " (temporal edges ran out)" if stats.short_batches else "",
+    sum(b.insertions == 0 for b in batches), stats.short_batches, " (temporal edges ran out)" if stats.short_batches else "",
 )
