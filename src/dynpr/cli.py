@@ -1,0 +1,187 @@
+"""The ``dynpr`` command line: PageRank approaches and Kahn cycle detection on one graph.
+
+``dynpr pagerank GRAPH [--batch FILE] [--approach ...] ...`` prints one JSON object
+per run; ``dynpr kahn GRAPH`` prints one. Expected errors (missing file, bad input,
+unknown dataset, no GPU) print one ``dynpr: error: ...`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from dynpr import APPROACHES
+from dynpr.backend import BACKENDS
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"dynpr: error: {message}\n")
+
+
+def _approaches(value: str) -> list[str]:
+    codes = [c.strip() for c in value.split(",") if c.strip()]
+    bad = [c for c in codes if c not in APPROACHES]
+    if bad or not codes:
+        raise argparse.ArgumentTypeError(f"unknown approach {', '.join(bad) or repr(value)}; choose from {', '.join(APPROACHES)}")
+    return codes
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``dynpr`` (subcommands ``pagerank`` and ``kahn``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = _Parser(prog="dynpr", description="PageRank on dynamic graphs (Static, ND, DT, DF, DF-P) and Kahn cycle detection.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    pr = sub.add_parser("pagerank", help="run PageRank approaches on a graph and, optionally, a batch file")
+    pr.add_argument("graph", help="catalog name or graph file (.txt, .txt.gz, .mtx, .mtx.gz, .tar.gz, prepared .npz)")
+    pr.add_argument("--batch", help="batch file (.npz); its batches are applied one after another")
+    pr.add_argument("--approach", action="append", type=_approaches, metavar="CODE[,CODE...]",
+                    help=f"approaches ({', '.join(APPROACHES)}); repeatable; default: all with --batch, static without")
+    pr.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
+    pr.add_argument("--repeat", type=_positive_int, default=1, help="runs of each approach on each batch")
+    pr.add_argument("--reference", action="store_true", help="add l1_error against Static at tolerance 1e-100")
+    pr.add_argument("--ranks-out", metavar="FILE.npy", help="save the ranks of the last run (last approach, last batch)")
+    pr.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
+    pr.add_argument("--tolerance", type=float, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
+    pr.add_argument("--frontier-tolerance", type=float, default=1e-6, help="DF/DF-P expansion tolerance (default 1e-6)")
+    pr.add_argument("--prune-tolerance", type=float, default=1e-6, help="DF-P pruning tolerance (default 1e-6)")
+    pr.add_argument("--max-iterations", type=_positive_int, default=500, help="iteration cap (default 500)")
+
+    kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm")
+    kahn.add_argument("graph", help="catalog name or graph file")
+    kahn.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
+    kahn.add_argument("--keep-self-loops", action="store_true",
+                      help="keep the self-loop added on every vertex (each then counts as a cycle)")
+    return parser
+
+
+def _emit(record: dict) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def _run_pagerank(args) -> None:
+    from dynpr import pagerank
+    from dynpr.backend import resolve_backend
+    from dynpr.pagerank.options import PageRankOptions
+    from dynpr.prepare import read_graph
+
+    approaches = [c for group in args.approach for c in group] if args.approach else (
+        list(APPROACHES) if args.batch else ["static"])
+    approaches = list(dict.fromkeys(approaches))
+    if not args.batch and approaches != ["static"]:
+        raise ValueError(f"approach {', '.join(a for a in approaches if a != 'static')} needs --batch")
+    options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
+                              prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations)
+    backend = resolve_backend(args.backend)
+    graph, _ = read_graph(args.graph)
+    steps = [(None, None, graph)]  # (batch index, batch, graph after it)
+    if args.batch:
+        from dynpr.batches import apply_batch, read_batches
+
+        steps = []
+        current = graph
+        for index, batch in enumerate(read_batches(args.batch)):
+            updated = apply_batch(current, batch)
+            steps.append((index, batch, updated))
+            current = updated
+        # Previous ranks for the first batch: the base graph's converged Static ranks.
+        base_ranks = pagerank.static(graph, options, backend=backend).ranks
+        previous = {a: base_ranks for a in approaches}
+    old = graph
+    last = None
+    for index, batch, current in steps:
+        ref = pagerank.reference(current, options, backend=backend) if args.reference else None
+        for approach in approaches:
+            for repeat in range(args.repeat):
+                prev = previous[approach] if batch is not None else None
+                result = pagerank.update(approach, old, current, batch, prev, options, backend=backend)
+                record = {
+                    "graph": args.graph, "approach": approach, "backend": result.backend, "device": result.device,
+                    "vertices": current.num_vertices, "edges": current.num_edges, "batch_index": index,
+                    "deletions": batch.deletions if batch is not None else 0,
+                    "insertions": batch.insertions if batch is not None else 0,
+                    "repeat": repeat, "iterations": result.iterations, "time_ms": result.time_ms,
+                    "phases": result.phases, "affected": result.affected,
+                }
+                if ref is not None:
+                    record["l1_error"] = pagerank.l1_error(result.ranks, ref)
+                _emit(record)
+                last = result.ranks
+            if batch is not None:
+                previous[approach] = last  # dynamic approaches carry their own ranks to the next batch
+        old = current
+    if args.ranks_out:
+        from dynpr.fileio import atomic_path
+
+        with atomic_path(args.ranks_out) as tmp, open(tmp, "wb") as fh:
+            np.save(fh, last)
+
+
+def _run_kahn(args) -> None:
+    from dynpr.backend import resolve_backend
+    from dynpr.kahn import kahn
+    from dynpr.prepare import read_graph
+
+    backend = resolve_backend(args.backend)
+    graph, _ = read_graph(args.graph)
+    if not args.keep_self_loops:
+        graph = graph.without_self_loops()
+    result = kahn(graph, backend=backend)
+    _emit({"graph": args.graph, "backend": result.backend, "device": result.device,
+           "vertices": graph.num_vertices, "edges": graph.num_edges, "is_dag": result.is_dag,
+           "processed": result.processed, "levels": result.levels, "remaining": int(len(result.remaining)),
+           "time_ms": result.time_ms})
+
+
+def _message(error: BaseException) -> str:
+    # KeyError's str() wraps the message in quotes; FileNotFoundError from open() names the file.
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])
+    if isinstance(error, FileNotFoundError) and error.filename and str(error.filename) not in str(error):
+        return f"{error}: {error.filename}"
+    return str(error) or type(error).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``dynpr`` command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name; ``sys.argv[1:]`` when omitted.
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 2 for bad arguments or input, 1 for other expected failures (no GPU).
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "pagerank":
+            _run_pagerank(args)
+        else:
+            _run_kahn(args)
+    except (FileNotFoundError, ValueError, KeyError) as error:
+        print(f"dynpr: error: {_message(error)}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"dynpr: error: {_message(error)}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,128 @@
+"""The ``dynpr`` command line end to end, through ``main([...])``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from dynpr import pagerank as pr
+from dynpr.batches import Batch, apply_batch, write_batches
+from dynpr.cli import main
+from dynpr.graph import Graph
+
+EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3), (6, 0), (1, 6)]
+
+
+@pytest.fixture(autouse=True)
+def graph_reader(monkeypatch):
+    """Use dynpr.prepare.read_graph; a plain edge-list stand-in until that module lands."""
+    try:
+        from dynpr.prepare import read_graph  # noqa: F401
+    except ImportError:
+        def read_graph(path):
+            data = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
+            return Graph.from_edges(data[:, 0], data[:, 1]), None
+
+        monkeypatch.setitem(sys.modules, "dynpr.prepare", types.SimpleNamespace(read_graph=read_graph))
+
+
+@pytest.fixture
+def graph_file(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("# tiny\n" + "".join(f"{u}\t{v}\n" for u, v in EDGES))
+    return path
+
+
+def graph():
+    src, dst = np.array(EDGES).T
+    return Graph.from_edges(src, dst)
+
+
+def records(capsys) -> list[dict]:
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_static_default(graph_file, capsys, tmp_path):
+    out = tmp_path / "ranks.npy"
+    assert main(["pagerank", str(graph_file), "--backend", "cpu", "--reference", "--ranks-out", str(out)]) == 0
+    (rec,) = records(capsys)
+    assert rec["approach"] == "static" and rec["backend"] == "cpu"
+    assert rec["vertices"] == 7 and rec["edges"] == len(EDGES) + 7
+    assert rec["batch_index"] is None and rec["iterations"] > 1
+    assert set(rec["phases"]) == {"partition_ms", "mark_ms", "compute_ms"}
+    assert rec["l1_error"] < 1e-8
+    np.testing.assert_allclose(np.load(out), pr.reference(graph()), atol=1e-10)
+
+
+def test_batches_in_sequence(graph_file, capsys, tmp_path):
+    batches = [Batch([0], [1], [3], [0]), Batch([], [], [4, 5], [6, 1])]
+    batch_file = tmp_path / "b.npz"
+    write_batches(batch_file, batches, dataset="tiny")
+    argv = ["pagerank", str(graph_file), "--batch", str(batch_file), "--backend", "cpu", "--reference",
+            "--approach", "nd,dt", "--approach", "dfp", "--repeat", "2", "--ranks-out", str(tmp_path / "r.npy")]
+    assert main(argv) == 0
+    recs = records(capsys)
+    assert [(r["batch_index"], r["approach"], r["repeat"]) for r in recs] == [
+        (b, a, k) for b in (0, 1) for a in ("nd", "dt", "dfp") for k in (0, 1)]
+    final = apply_batch(apply_batch(graph(), batches[0]), batches[1])
+    assert recs[-1]["edges"] == final.num_edges and recs[-1]["insertions"] == 2
+    assert all(r["l1_error"] < 1e-5 for r in recs)
+    # ND after two batches from the converged base = the independent computation.
+    base = pr.static(graph()).ranks
+    g1 = apply_batch(graph(), batches[0])
+    step1 = pr.naive_dynamic(graph(), g1, batches[0], base).ranks
+    step2 = pr.naive_dynamic(g1, final, batches[1], step1).ranks
+    assert recs[7]["l1_error"] == pytest.approx(pr.l1_error(step2, pr.reference(final)), rel=1e-6, abs=1e-15)
+    np.testing.assert_allclose(np.load(tmp_path / "r.npy"), pr.reference(final), atol=1e-5)
+
+
+def test_kahn(graph_file, capsys, tmp_path):
+    assert main(["kahn", str(graph_file), "--backend", "cpu"]) == 0
+    (rec,) = records(capsys)
+    assert rec["is_dag"] is False and rec["edges"] == len(EDGES)
+    # 6 -> 0 -> 1 -> 6 is a cycle and everything is downstream of it or of 3->4->5->3.
+    assert rec["processed"] == 0 and rec["remaining"] == 7
+    dag = tmp_path / "dag.txt"
+    dag.write_text("0 1\n1 2\n0 2\n")
+    assert main(["kahn", str(dag), "--backend", "cpu"]) == 0
+    (rec,) = records(capsys)
+    assert rec["is_dag"] is True and rec["levels"] == 3
+    assert main(["kahn", str(dag), "--backend", "cpu", "--keep-self-loops"]) == 0
+    assert records(capsys)[0]["is_dag"] is False
+
+
+@pytest.mark.parametrize("argv,code,text", [
+    (["pagerank", "{g}", "--approach", "df"], 2, "needs --batch"),
+    (["pagerank", "{g}", "--approach", "bogus"], 2, "unknown approach"),
+    (["pagerank", "{g}", "--repeat", "0"], 2, "at least 1"),
+    (["pagerank", "{g}", "--alpha", "1.5"], 2, "alpha"),
+    (["pagerank", "{missing}"], 2, "missing.txt"),
+    (["pagerank", "{g}", "--batch", "{missing}"], 2, "missing.txt"),
+])
+def test_errors_are_one_line(argv, code, text, graph_file, tmp_path, capsys):
+    argv = [a.format(g=graph_file, missing=tmp_path / "missing.txt") for a in argv]
+    assert_error(lambda: main(argv + ["--backend", "cpu"]), code, text, capsys)
+
+
+def test_gpu_missing_is_exit_1(graph_file, capsys):
+    from dynpr.backend import gpu_available
+
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    assert_error(lambda: main(["pagerank", str(graph_file), "--backend", "gpu"]), 1, "gpu", capsys)
+
+
+def assert_error(call, code, text, capsys):
+    try:
+        status = call()
+    except SystemExit as exit_:  # argparse errors
+        status = exit_.code
+    captured = capsys.readouterr()
+    assert status == code
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dynpr: error: ") and text in lines[0], captured.err
