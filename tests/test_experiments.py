@@ -1,0 +1,145 @@
+"""Experiment drivers on tiny graphs, checked against the same steps done by hand."""
+
+import numpy as np
+import pytest
+
+from dynpr import experiments
+from dynpr.batches import Batch, apply_batch
+from dynpr.graph import Graph
+from dynpr.pagerank import PageRankOptions, l1_error, reference, static, update
+from dynpr.results import COLUMNS, to_frame
+
+APPROACHES = ["static", "nd", "dt", "df", "dfp"]
+OPTIONS = PageRankOptions()
+
+
+def random_graph(n=40, m=160, seed=1):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    keep = src != dst
+    return Graph.from_edges(src[keep], dst[keep], n)
+
+
+def insertions(graph, count, rng):
+    """A batch of ``count`` distinct absent, non-loop edges."""
+    n = graph.num_vertices
+    keys = set(graph.keys().tolist())
+    out = []
+    while len(out) < count:
+        u, v = map(int, rng.integers(0, n, 2))
+        if u != v and u * n + v not in keys:
+            keys.add(u * n + v)
+            out.append((u, v))
+    src, dst = np.array(out).T
+    e = np.empty(0, np.int32)
+    return Batch(e, e, src, dst)
+
+
+def mixed(graph, ins, dels, rng):
+    src, dst = graph.edges()
+    loops = src == dst
+    pick = rng.choice(np.flatnonzero(~loops), dels, replace=False)
+    b = insertions(graph, ins, rng)
+    return Batch(src[pick], dst[pick], b.ins_src, b.ins_dst)
+
+
+def temporal_case():
+    rng = np.random.default_rng(7)
+    base = random_graph()
+    batches, g = {}, base
+    sequences = {}
+    for f in (1e-3, 1e-2):
+        seq, g = [], base
+        for _ in range(3):
+            b = insertions(g, 3 if f == 1e-3 else 8, rng)
+            seq.append(b)
+            g = apply_batch(g, b)
+        sequences[f] = seq
+    return base, sequences
+
+
+def test_temporal_rows_follow_ranks_carried_from_batch_to_batch():
+    base, sequences = temporal_case()
+    rows = experiments.run_temporal("t", base, sequences, APPROACHES, OPTIONS, repeat=2, commit="c0")
+    df = to_frame(rows)
+    assert list(df.columns) == list(COLUMNS)
+    assert len(df) == 2 * 3 * 5 * 2  # fractions x batches x approaches x repeats
+    assert not df.duplicated(["approach", "batch_fraction", "batch_index", "repeat"]).any()
+    assert set(df["experiment"]) == {"temporal"} and set(df["git_commit"]) == {"c0"}
+    # Oracle: the same sequence done by hand, each approach continuing from its own ranks.
+    for f, seq in sequences.items():
+        old, prev = base, {a: static(base, OPTIONS).ranks for a in APPROACHES}
+        for i, b in enumerate(seq):
+            new = apply_batch(old, b)
+            ref = reference(new, OPTIONS)
+            for a in APPROACHES:
+                res = update(a, old, new, b, prev[a], OPTIONS)
+                prev[a] = res.ranks
+                got = df[(df.batch_fraction == f) & (df.batch_index == i) & (df.approach == a)]
+                assert (got["iterations"] == res.iterations).all(), (f, i, a)
+                assert got["l1_error"].to_numpy() == pytest.approx(l1_error(res.ranks, ref), rel=1e-12, abs=0)
+                assert (got["edges"] == new.num_edges).all() and (got["insertions"] == b.insertions).all()
+            old = new
+
+
+def test_temporal_dynamic_approaches_need_fewer_iterations_than_static():
+    base, sequences = temporal_case()
+    df = to_frame(experiments.run_temporal("t", base, sequences, ["static", "nd"], OPTIONS))
+    it = df.groupby("approach")["iterations"].mean()
+    assert it["nd"] < it["static"]
+
+
+def test_random_rows_start_every_approach_from_the_base_ranks():
+    rng = np.random.default_rng(3)
+    graph = random_graph(seed=5)
+    batches = {1e-2: [mixed(graph, 4, 1, rng), mixed(graph, 4, 1, rng)], 1e-1: [mixed(graph, 12, 3, rng)]}
+    logged = []
+    df = to_frame(experiments.run_random("r", graph, batches, APPROACHES, OPTIONS, log=logged.append, commit="c"))
+    assert len(df) == (2 + 1) * 5
+    base = static(graph, OPTIONS).ranks
+    for f, seq in batches.items():
+        for i, b in enumerate(seq):
+            new = apply_batch(graph, b)
+            ref = reference(new, OPTIONS)
+            for a in APPROACHES:
+                res = update(a, graph, new, b, base, OPTIONS)
+                got = df[(df.batch_fraction == f) & (df.batch_index == i) & (df.approach == a)].iloc[0]
+                assert got["iterations"] == res.iterations and got["affected"] == res.affected
+                assert got["l1_error"] == pytest.approx(l1_error(res.ranks, ref), rel=1e-12)
+                assert (got["deletions"], got["insertions"]) == (b.deletions, b.insertions)
+    # one progress line per approach and batch, naming dataset, approach, fraction, batch i/N and ms
+    assert len(logged) == 15
+    assert logged[0].startswith("r static fraction=0.01 batch 1/2: ") and " ms" in logged[0]
+
+
+def test_kahn_rows_on_a_dag_and_on_a_cycle():
+    # DAG 0->1->2->3, 0->2: 4 levels; self-loops added by from_edges are removed by run_kahn.
+    dag = Graph.from_edges(np.array([0, 1, 2, 0]), np.array([1, 2, 3, 2]), 5)
+    r = to_frame(experiments.run_kahn("d", dag, repeat=2, commit="c"))
+    assert len(r) == 2 and set(r["experiment"]) == {"kahn"} and set(r["approach"]) == {"kahn"}
+    assert list(r["iterations"]) == [4, 4] and list(r["affected"]) == [5, 5]
+    assert list(r["edges"]) == [4, 4]
+    cyc = Graph.from_edges(np.array([0, 1, 2, 3]), np.array([1, 2, 1, 0]), 4)  # 1<->2 cycle
+    r = to_frame(experiments.run_kahn("c", cyc, commit="c"))
+    # 3 has no in-edge, then 0 (its only in-edge is from 3); 1 and 2 stay on the cycle
+    assert (r.loc[0, "affected"], r.loc[0, "iterations"], r.loc[0, "vertices"]) == (2, 2, 4)
+
+
+def test_options_from_config_passes_known_keys_only():
+    opts, ref_tol = experiments.options_from_config({"alpha": 0.5, "tolerance": 1e-8, "reference_tolerance": 1e-50})
+    assert opts.alpha == 0.5 and opts.tolerance == 1e-8 and opts.prune_tolerance == 1e-6
+    assert ref_tol == 1e-50
+
+
+def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):
+    log = tmp_path / "x.log"
+    with pytest.raises(SystemExit) as exc:
+        with experiments.script_errors("run_experiment", "CollegeMsg", log) as write:
+            write("started")
+            raise FileNotFoundError("results/graphs/CollegeMsg.npz: no such file")
+    assert exc.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["dynpr: run_experiment for CollegeMsg: FileNotFoundError: results/graphs/CollegeMsg.npz: "
+                   "no such file"]
+    text = log.read_text()
+    assert text.startswith("started\n") and "Traceback" in text and text.rstrip().endswith(err[0])

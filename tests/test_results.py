@@ -1,0 +1,111 @@
+"""The results CSV schema, its writing and reading, and the geometric-mean aggregation."""
+
+import math
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dynpr import results
+from dynpr.results import COLUMNS, DTYPES, aggregate, geometric_mean, make_row, read_csv, to_frame, write_csv
+
+
+def row(**over):
+    fields = dict(dataset="g", experiment="random", approach="df", backend="cpu", device="x", batch_fraction=1e-3,
+                  batch_index=1, repeat=0, deletions=2, insertions=8, vertices=10, edges=40, iterations=5,
+                  time_ms=1.25, l1_error=3e-12, affected=4, git_commit="abc", timestamp="2026-01-01T00:00:00+00:00")
+    fields.update(over)
+    return make_row(**fields)
+
+
+def test_columns_are_the_design_contract():
+    assert COLUMNS == (
+        "dataset", "experiment", "approach", "backend", "device", "batch_fraction", "batch_index", "repeat",
+        "deletions", "insertions", "vertices", "edges", "iterations", "time_ms", "l1_error", "partition_ms",
+        "mark_ms", "compute_ms", "affected", "variant", "git_commit", "timestamp")
+    assert set(DTYPES) == set(COLUMNS)
+
+
+def test_make_row_fills_optional_columns_and_rejects_bad_ones():
+    r = row()
+    assert list(r) == list(COLUMNS)
+    assert math.isnan(r["partition_ms"]) and r["variant"] == ""
+    with pytest.raises(ValueError, match="unknown result column"):
+        row(speed=1)
+    with pytest.raises(ValueError, match="lacks column"):
+        make_row(dataset="g")
+    with pytest.raises(ValueError, match="experiment must be"):
+        row(experiment="static")
+
+
+def test_csv_round_trip_keeps_values_and_dtypes(tmp_path):
+    rows = [row(), row(approach="static", variant="prc", mark_ms=0.5, l1_error=np.nan, time_ms=1 / 3)]
+    path = tmp_path / "runs" / "g.csv"
+    write_csv(to_frame(rows), path)
+    back = read_csv(path)
+    assert list(back.columns) == list(COLUMNS)
+    assert dict(back.dtypes.astype(str)) == {c: ("object" if t == "object" else t) for c, t in DTYPES.items()}
+    assert back.loc[1, "time_ms"] == 1 / 3  # exact: floats written with 17 digits
+    assert back.loc[0, "variant"] == "" and back.loc[1, "variant"] == "prc"
+    assert math.isnan(back.loc[1, "l1_error"])
+    assert not list(path.parent.glob(".*tmp"))  # atomic write leaves no temporary behind
+
+
+def test_read_csv_names_a_missing_column(tmp_path):
+    path = tmp_path / "bad.csv"
+    to_frame([row()]).drop(columns=["time_ms"]).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"bad.csv: missing column\(s\) \['time_ms'\]"):
+        read_csv(path)
+
+
+def test_read_csv_names_a_bad_value(tmp_path):
+    path = tmp_path / "bad.csv"
+    df = to_frame([row()])
+    df["iterations"] = df["iterations"].astype(object)
+    df.loc[0, "iterations"] = "many"
+    df.to_csv(path, index=False)
+    with pytest.raises(ValueError, match="bad.csv: a column does not hold its type"):
+        read_csv(path)
+
+
+def test_concat_runs_keeps_every_row(tmp_path):
+    for name in ("a", "b"):
+        write_csv(to_frame([row(dataset=name), row(dataset=name, batch_index=2)]), tmp_path / f"{name}.csv")
+    summary = results.concat_runs([tmp_path / "a.csv", tmp_path / "b.csv"])
+    assert list(summary["dataset"]) == ["a", "a", "b", "b"]
+    assert list(summary.columns) == list(COLUMNS)
+
+
+def test_geometric_mean_against_closed_forms():
+    assert geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
+    assert geometric_mean([1e-12, 1e-6, 1.0]) == pytest.approx(1e-6)
+    assert geometric_mean([0.0, 5.0]) == 0.0
+    assert math.isnan(geometric_mean([]))
+    with pytest.raises(ValueError, match="negative"):
+        geometric_mean([-1.0, 2.0])
+
+
+def test_aggregate_is_mean_per_graph_then_geometric_mean():
+    df = pd.DataFrame({
+        "dataset": ["a", "a", "b", "b", "a", "b"],
+        "approach": ["df", "df", "df", "df", "nd", "nd"],
+        "time_ms": [1.0, 3.0, 8.0, 8.0, 5.0, 20.0],
+    })
+    out = aggregate(df, "time_ms", ["approach"]).set_index("approach")["time_ms"]
+    assert out["df"] == pytest.approx(math.sqrt(2.0 * 8.0))  # means 2 and 8
+    assert out["nd"] == pytest.approx(10.0)
+
+
+def test_git_commit_inside_and_outside_a_repository(tmp_path):
+    assert results.git_commit(tmp_path) == "unknown"
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f").write_text("1")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "f"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+                   check=True)
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert results.git_commit(tmp_path) == head
+    (tmp_path / "f").write_text("2")
+    assert results.git_commit(tmp_path) == head + "+dirty"
