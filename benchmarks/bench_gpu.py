@@ -1,0 +1,127 @@
+"""Benchmark the GPU engines: every approach on temporal or random batches, per partition level.
+
+Writes one row per run to ``results/bench/gpu_{dataset}_{mode}.csv`` (or ``--out``) with the
+device, git commit, parameters, iterations, event-timed milliseconds per phase, L1 error against
+the reference (Static at tau=1e-100, 500 iterations, on the GPU) and the affected count; prints
+medians per approach and fraction. Datasets: an embedded SNAP name, or ``rmatS`` (R-MAT scale S).
+
+    python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
+    python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dynpr import APPROACHES
+from dynpr.backend import device_name
+from dynpr.batches import apply_batch, random_batch, temporal_batches
+from dynpr.fileio import atomic_path
+from dynpr.gpu import pagerank as engine
+from dynpr.graph import Graph
+from dynpr.pagerank import l1_error
+from dynpr.pagerank.options import PARTITIONS, PageRankOptions
+from dynpr.rmat import rmat_edges
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = PageRankOptions(tolerance=1e-100, max_iterations=500)
+
+
+def read_embedded(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Edges of an embedded SNAP file, stable-sorted by time when it has a time column."""
+    table = pd.read_csv(ROOT / "datasets" / "embedded" / f"{name}.txt.gz", sep=r"\s+", comment="#",
+                        header=None, dtype=np.int64)
+    if table.shape[1] >= 3:
+        table = table.sort_values(2, kind="stable")
+        return table[0].to_numpy(), table[1].to_numpy(), table[2].to_numpy()
+    return table[0].to_numpy(), table[1].to_numpy(), None
+
+
+def scenarios(args):
+    """Yield (fraction, batch_index, old_graph, new_graph, batch) in the order they are run."""
+    if args.dataset.startswith("rmat"):
+        src, dst, time_ = *rmat_edges(int(args.dataset[4:]), 16, seed=args.seed), None
+    else:
+        src, dst, time_ = read_embedded(args.dataset)
+    n = int(max(src.max(), dst.max())) + 1
+    if args.mode == "temporal":
+        if time_ is None:
+            raise SystemExit(f"{args.dataset} has no timestamps; use --mode random")
+        for fraction in args.fractions:
+            graph, batches, _ = temporal_batches(src, dst, n, 0.9, fraction, args.batches)
+            for index, batch in enumerate(batches):
+                new = apply_batch(graph, batch)
+                yield fraction, index, graph, new, batch
+                graph = new  # temporal batches apply one after another
+    else:
+        graph = Graph.from_edges(src, dst, n)
+        rng = np.random.default_rng(args.seed)
+        for fraction in args.fractions:
+            for index in range(args.batches):
+                batch = random_batch(graph, fraction, 0.8, rng)
+                yield fraction, index, graph, apply_batch(graph, batch), batch
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="sx-mathoverflow")
+    parser.add_argument("--mode", choices=("temporal", "random"), default="temporal")
+    parser.add_argument("--fractions", type=float, nargs="+", default=[1e-5, 1e-4, 1e-3])
+    parser.add_argument("--batches", type=int, default=10, help="batches per fraction (temporal) or repeats (random)")
+    parser.add_argument("--partitions", nargs="+", choices=PARTITIONS, default=list(PARTITIONS))
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    out = args.out or ROOT / "results" / "bench" / f"gpu_{args.dataset}_{args.mode}.csv"
+    commit = os.environ.get("DYNPR_GIT_COMMIT")
+    if commit is None:
+        from dynpr.results import git_commit
+
+        commit = git_commit(ROOT)
+    device = device_name("gpu")
+
+    rows = []
+    carried: dict[tuple, np.ndarray] = {}  # ranks each (approach, partition) carries between batches
+    previous_graph = None
+    for fraction, index, old, new, batch in scenarios(args):
+        if old is not previous_graph:  # a new base: every approach starts from its converged ranks
+            base = engine.update("static", None, old, None, None, PageRankOptions()).ranks
+            carried = {}
+        previous_graph = new if args.mode == "temporal" else old
+        reference = engine.update("static", None, new, None, None, REFERENCE).ranks
+        for partition in args.partitions:
+            options = PageRankOptions(partition=partition)
+            for approach in APPROACHES:
+                key = (approach, partition)
+                start = carried.get(key, base) if args.mode == "temporal" else base
+                result = engine.update(approach, old, new, batch, start, options)
+                carried[key] = result.ranks
+                rows.append({
+                    "dataset": args.dataset, "mode": args.mode, "approach": approach, "partition": partition,
+                    "batch_fraction": fraction, "batch_index": index, "deletions": batch.deletions,
+                    "insertions": batch.insertions, "vertices": new.num_vertices, "edges": new.num_edges,
+                    "iterations": result.iterations, "time_ms": result.time_ms,
+                    "l1_error": l1_error(result.ranks, reference), "affected": result.affected,
+                    **result.phases, "device": device, "git_commit": commit,
+                    "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                })
+    table = pd.DataFrame(rows)
+    with atomic_path(out) as tmp:
+        table.to_csv(tmp, index=False)
+    summary = table.groupby(["partition", "batch_fraction", "approach"], sort=False).agg(
+        runs=("time_ms", "size"), median_ms=("time_ms", "median"), partition_ms=("partition_ms", "median"),
+        mark_ms=("mark_ms", "median"), compute_ms=("compute_ms", "median"),
+        iterations=("iterations", "median"), mean_l1=("l1_error", "mean"), affected=("affected", "median"))
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(f"{args.dataset} ({args.mode}) on {device}, commit {commit}; rows in {out}")
+        print(summary.to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+if __name__ == "__main__":
+    main()
