@@ -82,15 +82,18 @@ def test_visible_devices_precedence(monkeypatch):
 
 def test_claim_sets_and_restores_cuda_visible_devices(fake_env):
     assert "CUDA_VISIBLE_DEVICES" not in os.environ
-    with devices.claim_device() as dev:
+    lines = []
+    with devices.claim_device(report=lines.append) as dev:
         assert dev == "0"
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+        assert len(lines) == 1 and "claimed GPU 0 (pid" in lines[0]
         # A second claim in the same process needs another lock; it sees only the claimed device now
         # (CUDA_VISIBLE_DEVICES wins over DYNPR_DEVICES), which is held, so it times out.
         with pytest.raises(TimeoutError, match="locks"):
             with devices.claim_device(timeout=0.2, poll_interval=0.05):
                 pass
     assert "CUDA_VISIBLE_DEVICES" not in os.environ
+    assert len(lines) == 2 and "released GPU 0" in lines[1]
     # Released: the same device is free again.
     with devices.claim_device(timeout=0) as dev:
         assert dev == "0"

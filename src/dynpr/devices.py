@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,7 @@ def claim_device(
     lock_dir: str | Path | None = None,
     timeout: float | None = None,
     poll_interval: float = 0.5,
+    report: Callable[[str], None] | None = None,
 ) -> Iterator[str | None]:
     """Claim one visible GPU exclusively for the duration of the ``with`` block.
 
@@ -135,6 +136,10 @@ def claim_device(
         Seconds to wait for a free device; default ``DYNPR_DEVICE_TIMEOUT`` or 600.
     poll_interval : float
         Seconds between attempts while every device is held.
+    report : callable, optional
+        Also receives each message (claimed, waiting, released, with the wall
+        clock time), e.g. the run script's log function, so the job log shows
+        which GPU the job held and when.
 
     Yields
     ------
@@ -149,9 +154,15 @@ def claim_device(
         When no device frees up within ``timeout``; the message names the lock
         directory and the devices.
     """
+
+    def say(message: str) -> None:
+        log.info(message)
+        if report is not None:
+            report(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}")
+
     devices = visible_devices()
     if not devices:
-        log.info("no GPU visible (CUDA_VISIBLE_DEVICES, DYNPR_DEVICES, CuPy): no device claimed")
+        say("no GPU visible (CUDA_VISIBLE_DEVICES, DYNPR_DEVICES, CuPy): no device claimed")
         yield None
         return
 
@@ -176,7 +187,7 @@ def claim_device(
                     "or raise DYNPR_DEVICE_TIMEOUT"
                 )
             if not waited:
-                log.info("all %d GPUs busy (locks in %s); waiting up to %g s", len(devices), lock_dir, timeout)
+                say(f"all {len(devices)} GPUs busy (locks in {lock_dir}); waiting up to {timeout:g} s")
                 waited = True
             time.sleep(poll_interval)
             continue
@@ -187,7 +198,7 @@ def claim_device(
     os.pwrite(fd, f"pid {os.getpid()} host {socket.gethostname()} since {time.time():.0f}\n".encode(), 0)
     previous = os.environ.get("CUDA_VISIBLE_DEVICES")
     os.environ["CUDA_VISIBLE_DEVICES"] = device
-    log.info("claimed GPU %s (pid %d, lock %s)", device, os.getpid(), lock_dir / _lock_name(device))
+    say(f"claimed GPU {device} (pid {os.getpid()}, lock {lock_dir / _lock_name(device)})")
     try:
         yield device
     finally:
@@ -197,4 +208,4 @@ def claim_device(
             os.environ["CUDA_VISIBLE_DEVICES"] = previous
         # Closing the descriptor releases the flock; the file stays for the next job to reuse.
         os.close(fd)
-        log.info("released GPU %s", device)
+        say(f"released GPU {device} (pid {os.getpid()})")
