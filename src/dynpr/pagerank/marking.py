@@ -115,7 +115,7 @@ def frontier_initial(graph: Graph, batch: Batch) -> np.ndarray:
     return affected
 
 
-def expand(graph: Graph, affected: np.ndarray, frontier: np.ndarray) -> np.ndarray:
+def expand(graph: Graph, affected: np.ndarray, frontier: np.ndarray) -> None:
     """Mark, in place, the out-neighbours in ``graph`` of the vertices ``frontier`` (delta_N).
 
     Parameters
@@ -126,12 +126,5 @@ def expand(graph: Graph, affected: np.ndarray, frontier: np.ndarray) -> np.ndarr
         Boolean mask delta_V, updated in place.
     frontier : numpy.ndarray
         Vertex ids whose out-neighbours become affected.
-
-    Returns
-    -------
-    numpy.ndarray
-        The newly reached vertex ids (with repeats), for callers that track them.
     """
-    neighbours = csr_gather(graph.offsets, graph.targets, frontier)
-    affected[neighbours] = True
-    return neighbours
+    affected[csr_gather(graph.offsets, graph.targets, frontier)] = True
