@@ -1,0 +1,195 @@
+"""The dataset catalog: every graph dynpr can prepare, where it comes from and its published counts.
+
+The catalog lives in ``datasets/catalog.yaml`` and is validated against
+``workflow/schemas/catalog.schema.yaml`` on load, so a typo fails at start-up
+rather than hours into a download.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import jsonschema
+import yaml
+
+DEFAULT_CATALOG = Path("datasets/catalog.yaml")
+SCHEMA_RELATIVE = Path("workflow/schemas/catalog.schema.yaml")
+
+
+class UnknownDatasetError(KeyError):
+    """A dataset name that the catalog does not list."""
+
+    def __str__(self) -> str:  # KeyError would print the message quoted, as a repr
+        return str(self.args[0])
+
+
+class CatalogError(ValueError):
+    """The catalog file is missing or does not match its schema."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One catalog entry.
+
+    Paths (``embedded``, :attr:`raw_path`) are relative to the directory the
+    catalog was loaded from, e.g. ``datasets/embedded/CollegeMsg.txt.gz`` for
+    the default ``datasets/catalog.yaml`` (Snakemake runs in the repository root).
+    """
+
+    name: str
+    kind: str  # temporal | static | generated
+    format: str  # snap-temporal | snap-edgelist | suitesparse-mm | matrix-market | rmat
+    url: str | None
+    sha256: str | None
+    size: int | None
+    vertices: int | None
+    edges: int | None
+    temporal_edges: int | None
+    embedded: Path | None
+    raw_dir: Path
+    scale: int | None = None
+    edge_factor: int | None = None
+    seed: int | None = None
+
+    @property
+    def file_name(self) -> str | None:
+        """Name of the upstream file (last component of the URL), None for generated graphs."""
+        if self.url is None:
+            return None
+        return Path(urlparse(self.url).path).name
+
+    @property
+    def raw_path(self) -> Path | None:
+        """Where a download of this dataset lands (``datasets/raw/<file>``)."""
+        name = self.file_name
+        return None if name is None else self.raw_dir / name
+
+    @property
+    def source_path(self) -> Path | None:
+        """The input file of ``prepare``: the embedded copy if any, else the raw download."""
+        if self.kind == "generated":
+            return None
+        return self.embedded if self.embedded is not None else self.raw_path
+
+
+def repo_root() -> Path:
+    """The repository root of an editable install (``src/dynpr/../..``)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def _default_catalog_path() -> Path:
+    # Inside the repository the relative default works; elsewhere (e.g. the CLI run
+    # from another folder) fall back to the checkout the package was installed from.
+    if DEFAULT_CATALOG.is_file():
+        return DEFAULT_CATALOG
+    return repo_root() / DEFAULT_CATALOG
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: Path, _key: tuple) -> dict[str, Dataset]:
+    if not path.is_file():
+        raise CatalogError(f"{path}: dataset catalog not found; run from the repository root")
+    with open(path) as fh:
+        data = yaml.safe_load(fh)
+    schema_path = path.resolve().parent.parent / SCHEMA_RELATIVE
+    if not schema_path.is_file():
+        schema_path = repo_root() / SCHEMA_RELATIVE
+    with open(schema_path) as fh:
+        schema = yaml.safe_load(fh)
+    try:
+        jsonschema.validate(data, schema)
+    except jsonschema.ValidationError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "<top>"
+        raise CatalogError(f"{path}: {where}: {err.message}") from None
+    base = path.parent
+    catalog = {}
+    for name, entry in data["datasets"].items():
+        embedded = entry.get("embedded")
+        catalog[name] = Dataset(
+            name=name,
+            kind=entry["kind"],
+            format=entry["format"],
+            url=entry.get("url"),
+            sha256=entry.get("sha256"),
+            size=entry.get("size"),
+            vertices=entry.get("vertices", 2 ** entry["scale"] if "scale" in entry else None),
+            edges=entry.get("edges"),
+            temporal_edges=entry.get("temporal_edges"),
+            embedded=None if embedded is None else base / "embedded" / embedded,
+            raw_dir=base / "raw",
+            scale=entry.get("scale"),
+            edge_factor=entry.get("edge_factor"),
+            seed=entry.get("seed"),
+        )
+    return catalog
+
+
+def load_catalog(path: str | Path | None = None) -> dict[str, Dataset]:
+    """Read and validate the dataset catalog.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Catalog file; defaults to ``datasets/catalog.yaml`` (in the current
+        directory, else in the repository the package was installed from).
+
+    Returns
+    -------
+    dict of str to Dataset
+        Entries in catalog order.
+
+    Raises
+    ------
+    CatalogError
+        If the file is missing or fails schema validation.
+    """
+    path = _default_catalog_path() if path is None else Path(path)
+    # the cache key includes the working directory (paths are relative) and the
+    # file's mtime, so an edited catalog is re-read and re-validated
+    mtime = path.stat().st_mtime_ns if path.is_file() else None
+    return dict(_load(path, (str(Path.cwd()), mtime)))
+
+
+def get_dataset(name: str, catalog: dict[str, Dataset] | str | Path | None = None) -> Dataset:
+    """Look up one dataset by name.
+
+    Parameters
+    ----------
+    name : str
+        Catalog name, e.g. ``"CollegeMsg"``.
+    catalog : dict or path, optional
+        A loaded catalog or a catalog path; default :func:`load_catalog`'s.
+
+    Raises
+    ------
+    UnknownDatasetError
+        (a ``KeyError``) naming the unknown dataset and listing the known ones.
+    """
+    if not isinstance(catalog, dict):
+        catalog = load_catalog(catalog)
+    try:
+        return catalog[name]
+    except KeyError:
+        raise UnknownDatasetError(
+            f"unknown dataset {name!r}; known datasets: {', '.join(sorted(catalog))} "
+            "(add it to datasets/catalog.yaml)"
+        ) from None
+
+
+def dataset_for_file(file_name: str, catalog: dict[str, Dataset] | None = None) -> Dataset:
+    """The downloadable dataset whose upstream file is named ``file_name``.
+
+    Raises
+    ------
+    UnknownDatasetError
+        If no catalog entry with a URL has that file name.
+    """
+    catalog = load_catalog() if catalog is None else catalog
+    for ds in catalog.values():
+        if ds.file_name == file_name:
+            return ds
+    known = sorted(ds.file_name for ds in catalog.values() if ds.file_name)
+    raise UnknownDatasetError(f"no catalog dataset downloads a file named {file_name!r}; known files: {', '.join(known)}")

@@ -1,0 +1,273 @@
+"""From a catalog dataset (or any graph file) to a prepared graph: CSR + transpose + stats.
+
+A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`
+with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
+for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dynpr.catalog import Dataset, get_dataset, load_catalog
+from dynpr.fileio import write_text_atomic
+from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph
+from dynpr.io import EdgeData, read_edges
+from dynpr.rmat import rmat_edges
+
+log = logging.getLogger("dynpr.prepare")
+
+Temporal = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class CountMismatchError(ValueError):
+    """A prepared graph whose counts differ from the catalog's published ones."""
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    # sort + neighbour compare: several times faster than np.unique (hash-based in NumPy 2.3+)
+    keys = np.sort(keys)
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+
+
+def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, dict]:
+    """Deduplicate edges, add a self-loop on every vertex, build CSR and transpose.
+
+    Parameters
+    ----------
+    edges : EdgeData
+        Parsed input (ids may be sparse; the vertex count is ``max id + 1``
+        unless ``edges.num_vertices`` gives the matrix dimension).
+    name : str
+        Used in error messages (file or dataset name).
+
+    Returns
+    -------
+    graph : Graph
+        With a self-loop on every vertex.
+    temporal : tuple of arrays or None
+        ``(src int32, dst int32, time int64)`` in time order, self-loop events
+        kept, for temporal input.
+    stats : dict
+        ``vertices`` (max id + 1 or the matrix dimension), ``distinct_vertices``
+        (distinct endpoint ids), ``edges`` (after dedup, before added self-loops,
+        input self-loops included), ``edges_with_self_loops``, ``temporal_edges``,
+        ``input_records``, ``self_loops_in_input`` (input records with u == v),
+        ``distinct_self_loops_in_input``, ``duplicates_removed``,
+        ``max_in_degree``/``max_out_degree`` (of the prepared graph, self-loops included).
+
+    Raises
+    ------
+    ValueError
+        If an id is negative, beyond int32, or not below the matrix dimension.
+    """
+    src, dst = edges.src, edges.dst
+    if src.size == 0:
+        raise ValueError(f"{name}: no edges")
+    lo = min(int(src.min()), int(dst.min()))
+    max_id = max(int(src.max()), int(dst.max()))
+    if lo < 0:
+        raise ValueError(f"{name}: negative vertex id {lo}")
+    n = max_id + 1 if edges.num_vertices is None else int(edges.num_vertices)
+    if max_id >= n:
+        raise ValueError(f"{name}: vertex id {max_id} is not below the dimension {n}")
+    if n > MAX_VERTICES:
+        raise ValueError(
+            f"{name}: vertex id {max_id} needs {n} vertices, beyond int32 ids (at most {MAX_VERTICES}); "
+            "renumber the vertices densely before preparing"
+        )
+    seen = np.zeros(n, dtype=bool)
+    seen[src] = True
+    seen[dst] = True
+    loops_in = src == dst
+    n64 = np.int64(n)
+    keys = _sorted_unique(src.astype(np.int64) * n64 + dst)
+    distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
+    # add the self-loops the input lacks; both runs are sorted, so the stable
+    # sort (timsort) is a linear merge
+    loop_keys = np.arange(n, dtype=np.int64) * (n64 + 1)
+    pos = np.minimum(np.searchsorted(keys, loop_keys), len(keys) - 1)
+    missing = loop_keys[keys[pos] != loop_keys]
+    all_keys = np.sort(np.concatenate([keys, missing]), kind="stable")
+    graph = Graph.from_keys(all_keys, n)
+    temporal = None
+    if edges.time is not None:
+        temporal = (src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE), edges.time.astype(np.int64, copy=False))
+    stats = {
+        "vertices": n,
+        "distinct_vertices": int(np.count_nonzero(seen)),
+        "edges": int(len(keys)),
+        "edges_with_self_loops": graph.num_edges,
+        "temporal_edges": None if temporal is None else int(len(src)),
+        "input_records": int(len(src)),
+        "self_loops_in_input": int(np.count_nonzero(loops_in)),
+        "distinct_self_loops_in_input": distinct_loops,
+        "duplicates_removed": int(len(src) - len(keys)),
+        "max_in_degree": int(graph.in_degree.max()),
+        "max_out_degree": int(graph.out_degree.max()),
+    }
+    return graph, temporal, stats
+
+
+def check_counts(stats: dict, dataset: Dataset) -> None:
+    """Compare prepared stats with the catalog's published counts.
+
+    SNAP counts nodes as distinct endpoint ids; SuiteSparse and R-MAT as the
+    matrix dimension. Edges include self-loops present in the input.
+
+    Raises
+    ------
+    CountMismatchError
+        Naming the first count that differs.
+    """
+    vertex_key = "distinct_vertices" if dataset.format.startswith("snap") else "vertices"
+    checks = [("vertices", vertex_key, dataset.vertices), ("edges", "edges", dataset.edges),
+              ("temporal_edges", "temporal_edges", dataset.temporal_edges)]
+    for label, key, published in checks:
+        if published is not None and stats[key] != published:
+            raise CountMismatchError(
+                f"{dataset.name}: prepared {label} = {stats[key]:,} ({key}) but the catalog publishes "
+                f"{published:,}; the source file is corrupt or different from upstream "
+                "(delete it and download again) or datasets/catalog.yaml is wrong"
+            )
+
+
+def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[EdgeData, str | None]:
+    """Parse a dataset's source file (or generate it) and verify its checksum.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Catalog entry.
+    source : str or Path, optional
+        Input file; defaults to ``dataset.source_path``. Ignored for generated graphs.
+
+    Returns
+    -------
+    edges : EdgeData
+    source_sha256 : str or None
+        None for generated graphs.
+    """
+    if dataset.kind == "generated":
+        src, dst = rmat_edges(dataset.scale, dataset.edge_factor, dataset.seed)
+        return EdgeData(src, dst, num_vertices=1 << dataset.scale), None
+    source = Path(source) if source is not None else dataset.source_path
+    if not source.is_file():
+        raise FileNotFoundError(f"{dataset.name}: source file {source} is missing; run "
+                                f"`snakemake --cores 1 {dataset.raw_path}` (or set DYNPR_MIRROR) to download it")
+    digest = sha256_file(source)
+    if dataset.sha256 is not None and digest != dataset.sha256 and Path(source).name == dataset.file_name:
+        raise ValueError(f"{source}: sha256 {digest} differs from the catalog's {dataset.sha256}; "
+                         "the file is corrupt or modified: restore it or download again")
+    return read_edges(source, dataset.format), digest
+
+
+def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path, *,
+            source: str | Path | None = None, check: bool = True) -> dict:
+    """Prepare one dataset: parse, build, check against the catalog, write npz + json atomically.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+        Catalog name or entry.
+    npz_path, json_path : str or Path
+        Outputs; nothing is written at either path unless everything succeeds.
+    source : str or Path, optional
+        Input file (default: the embedded copy, else ``datasets/raw/<file>``).
+    check : bool
+        Compare with the catalog's published counts.
+
+    Returns
+    -------
+    dict
+        The stats written to ``json_path``.
+    """
+    ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
+    t0 = time.perf_counter()
+    edges, digest = read_dataset(ds, source)
+    t_read = time.perf_counter() - t0
+    log.info("%s: read %d edge records in %.2f s", ds.name, len(edges.src), t_read)
+    graph, temporal, stats = build_graph(edges, name=ds.name)
+    t_build = time.perf_counter() - t0 - t_read
+    log.info("%s: built CSR + transpose (%d vertices, %d edges with self-loops) in %.2f s",
+             ds.name, graph.num_vertices, graph.num_edges, t_build)
+    stats = {"dataset": ds.name, "kind": ds.kind, "format": ds.format, **stats, "source_sha256": digest}
+    if ds.kind == "generated":
+        stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
+    if check:
+        check_counts(stats, ds)
+    extra = {}
+    if temporal is not None:
+        extra = {"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]}
+    # json last: it is the rule's "done" marker, and a failure before it leaves neither file
+    # in a state Snakemake would accept (it removes outputs of failed jobs)
+    graph.save(npz_path, **extra)
+    write_text_atomic(json_path, json.dumps(stats, indent=2) + "\n")
+    log.info("%s: wrote %s and %s in %.2f s total", ds.name, npz_path, json_path, time.perf_counter() - t0)
+    return stats
+
+
+def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
+    """Read a prepared graph.
+
+    Returns
+    -------
+    graph : Graph
+    temporal : tuple of (src int32, dst int32, time int64) or None
+        The time-ordered edge list of a temporal graph.
+    """
+    with np.load(npz_path) as data:
+        graph = Graph(data["offsets"], data["targets"], data["in_offsets"], data["sources"])
+        temporal = None
+        if "temporal_src" in data:
+            temporal = (data["temporal_src"], data["temporal_dst"], data["temporal_time"])
+    return graph, temporal
+
+
+def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> tuple[Graph, Temporal | None]:
+    """Load a graph given a file path or a catalog name (for the CLI).
+
+    Parameters
+    ----------
+    graph : str or Path
+        A prepared ``.npz``; a graph file (``.txt``, ``.txt.gz``, ``.mtx``,
+        ``.mtx.gz``, ``.tar.gz``); or a catalog name, for which a prepared
+        ``{results}/{name}.npz`` is used when present, else the source is read
+        (downloaded first if needed, honouring ``DYNPR_MIRROR``).
+
+    Returns
+    -------
+    graph : Graph
+        With a self-loop on every vertex.
+    temporal : tuple or None
+    """
+    path = Path(graph)
+    if path.is_file():
+        if path.suffix == ".npz":
+            return load_prepared(path)
+        built, temporal, _ = build_graph(read_edges(path), name=str(path))
+        return built, temporal
+    catalog = load_catalog()
+    ds = get_dataset(str(graph), catalog)
+    prepared = Path(results) / f"{ds.name}.npz"
+    if prepared.is_file():
+        return load_prepared(prepared)
+    if ds.kind != "generated" and not ds.source_path.is_file():
+        from dynpr.download import fetch_dataset
+
+        fetch_dataset(ds)
+    edges, _ = read_dataset(ds)
+    built, temporal, _ = build_graph(edges, name=ds.name)
+    return built, temporal

@@ -1,0 +1,110 @@
+"""The dataset catalog: schema validation, contents, embedded copies, config schema."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+
+import jsonschema
+import pytest
+import yaml
+
+from dynpr.catalog import CatalogError, UnknownDatasetError, get_dataset, load_catalog
+
+TABLE3 = ["sx-mathoverflow", "sx-askubuntu", "sx-superuser", "wiki-talk-temporal", "sx-stackoverflow"]
+TABLE4 = {
+    "indochina-2004": "LAW", "arabic-2005": "LAW", "uk-2005": "LAW", "webbase-2001": "LAW",
+    "it-2004": "LAW", "sk-2005": "LAW", "com-LiveJournal": "SNAP", "com-Orkut": "SNAP",
+    "asia_osm": "DIMACS10", "europe_osm": "DIMACS10", "kmer_A2a": "GenBank", "kmer_V1r": "GenBank",
+}
+EXTRA = ["CollegeMsg", "email-Eu-core-temporal", "web-NotreDame", "soc-Epinions1", "soc-Slashdot0902"]
+
+
+def test_catalog_lists_every_paper_graph():
+    catalog = load_catalog()
+    for name in TABLE3:
+        ds = catalog[name]
+        assert ds.kind == "temporal" and ds.format == "snap-temporal"
+        assert ds.url == f"https://snap.stanford.edu/data/{name}.txt.gz"
+        assert ds.temporal_edges > ds.edges > 0 and ds.vertices > 0
+    for name, group in TABLE4.items():
+        ds = catalog[name]
+        assert ds.kind == "static" and ds.format == "suitesparse-mm"
+        assert ds.url == f"https://suitesparse-collection-website.herokuapp.com/MM/{group}/{name}.tar.gz"
+        assert ds.raw_path.as_posix() == f"datasets/raw/{name}.tar.gz"
+    for name in EXTRA:
+        assert catalog[name].url == f"https://snap.stanford.edu/data/{name}.txt.gz"
+    generated = [ds for ds in catalog.values() if ds.kind == "generated"]
+    assert {ds.name for ds in generated} >= {"rmat-16", "rmat-20", "rmat-22"}
+    for ds in generated:
+        assert ds.source_path is None and ds.vertices == 2**ds.scale and ds.edge_factor == 16
+
+
+def test_embedded_copies_match_sha256sums(repo_root):
+    sums = dict(line.split()[::-1] for line in (repo_root / "datasets/embedded/SHA256SUMS").read_text().splitlines())
+    embedded = [ds for ds in load_catalog().values() if ds.embedded is not None]
+    assert {ds.embedded.name for ds in embedded} == set(sums)
+    for ds in embedded:
+        data = (repo_root / ds.embedded).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == sums[ds.embedded.name] == ds.sha256
+        assert len(data) == ds.size
+        assert ds.source_path == ds.embedded
+
+
+def test_unknown_dataset_lists_known_names():
+    with pytest.raises(KeyError) as info:
+        get_dataset("no-such-graph")
+    assert isinstance(info.value, UnknownDatasetError)
+    assert "no-such-graph" in str(info.value) and "CollegeMsg" in str(info.value)
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d["datasets"]["CollegeMsg"].pop("url"), "url"),
+    (lambda d: d["datasets"]["CollegeMsg"].update(kind="dynamic"), "kind"),
+    (lambda d: d["datasets"]["CollegeMsg"].pop("temporal_edges"), "temporal_edges"),
+    (lambda d: d["datasets"]["rmat-16"].pop("scale"), "scale"),
+    (lambda d: d["datasets"]["web-NotreDame"].update(sha256="xyz"), "sha256"),
+    (lambda d: d["datasets"]["web-NotreDame"].update(colour="red"), "colour"),
+])
+def test_invalid_catalog_is_rejected_on_load(tmp_path, repo_root, mutate, where):
+    data = yaml.safe_load((repo_root / "datasets/catalog.yaml").read_text())
+    mutate(data)
+    path = tmp_path / "datasets" / "catalog.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(CatalogError, match=where):
+        load_catalog(path)
+
+
+def test_catalog_paths_follow_the_catalog_location(tmp_path, repo_root):
+    path = tmp_path / "datasets" / "catalog.yaml"
+    path.parent.mkdir()
+    shutil.copy(repo_root / "datasets/catalog.yaml", path)
+    ds = load_catalog(path)["sx-askubuntu"]
+    assert ds.raw_path == tmp_path / "datasets/raw/sx-askubuntu.txt.gz"
+
+
+def _config_schema(repo_root):
+    return yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def test_config_yaml_is_valid(repo_root):
+    config = yaml.safe_load((repo_root / "config.yaml").read_text())
+    jsonschema.validate(config, _config_schema(repo_root))
+    config["bench"] = {"anything": 1}
+    config["gpu"] = {}
+    jsonschema.validate(config, _config_schema(repo_root))
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda c: c.update(backend="tpu"),
+    lambda c: c.update(approaches=["static", "pr"]),
+    lambda c: c["pagerank"].update(alpha=1.5),
+    lambda c: c["temporal"].pop("num_batches"),
+    lambda c: c.update(typo_key=1),
+])
+def test_bad_config_is_rejected(repo_root, mutate):
+    config = yaml.safe_load((repo_root / "config.yaml").read_text())
+    mutate(config)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(config, _config_schema(repo_root))
