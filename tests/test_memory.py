@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -11,34 +9,37 @@ from dynpr.graph import Graph
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, check_fits, device_bytes_needed
 
 
-def modelled_arrays(graph: Graph, approach: str, batch_edges: int) -> int:
-    """Bytes of the arrays the model describes, built for real with NumPy and summed."""
+def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
+    """Bytes of the arrays the GPU engine keeps on the device, built with NumPy and summed."""
     n = graph.num_vertices
     if approach == "kahn":
-        arrays = [graph.offsets, graph.targets, np.empty(n, np.int32), np.empty((2, n), np.int32), np.empty(1, np.int64)]
+        arrays = [graph.offsets, graph.targets, graph.in_offsets, np.empty((4, n), np.int32)]
         return sum(a.nbytes for a in arrays)
-    arrays = [
-        graph.offsets, graph.targets, graph.in_offsets, graph.sources,
-        graph.out_degree,
+    degree = np.diff(graph.offsets)  # the upload's scratch
+    uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree]
+    arrays = uploaded + [
+        degree,
         np.empty((2, n), np.float64),  # R, Rnew
-        np.empty(n, np.float64),  # contributions
-        np.empty((2, n), np.int32),  # partitions
-        np.empty(math.ceil(n / 256) + 1, np.float64),  # reduction
-        np.empty((2, batch_edges), np.int32),  # batch src, dst
+        np.empty((3, n), np.uint8),  # dv, dn, ever
+        np.empty(500, np.float64),  # one convergence slot per iteration
+        np.empty((2, batch_edges), np.int32),
     ]
+    if partition != "none":
+        arrays.append(np.empty((3, n), np.int32))  # in-degree partition: flag, scan, ids
+    if partition == "in_out" and approach in ("df", "dfp"):
+        arrays.append(np.empty((3, n), np.int32))  # out-degree partition for the expansion
     if approach == "dt":
-        arrays += [np.empty((2, n), np.uint8), np.empty((2, n), np.int32), graph.offsets, graph.targets]
-    if approach in ("df", "dfp"):
-        arrays += [np.empty((2, n), np.uint8)]
+        arrays += uploaded + [np.empty((3, n), np.uint8), np.empty(1, np.int32)]  # old graph, BFS
     return sum(a.nbytes for a in arrays)
 
 
+@pytest.mark.parametrize("partition", ["none", "in", "in_out"])
 @pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp", "kahn"])
-def test_model_matches_real_arrays(approach):
+def test_model_matches_engine_arrays(approach, partition):
     rng = np.random.default_rng(5)
     graph = Graph.from_edges(rng.integers(0, 700, 3000), rng.integers(0, 700, 3000), 700)
-    got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40)
-    assert got == modelled_arrays(graph, approach, 40)
+    got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition)
+    assert got == engine_arrays(graph, approach, 40, partition)
 
 
 def test_model_orders_and_scales():
@@ -46,8 +47,9 @@ def test_model_orders_and_scales():
     static = device_bytes_needed(n, m, "static")
     assert device_bytes_needed(n, m, "nd") == static
     assert static < device_bytes_needed(n, m, "df") == device_bytes_needed(n, m, "dfp") < device_bytes_needed(n, m, "dt")
-    # Edges dominate: 8 bytes per edge (out + in ids) for static.
+    # Edges dominate: 8 bytes per edge (out + in ids) for static, twice that for DT (old graph too).
     assert device_bytes_needed(n, 2 * m, "static") - static == 8 * m
+    assert device_bytes_needed(n, 2 * m, "dt") - device_bytes_needed(n, m, "dt") == 16 * m
     # Beyond 2^31 edges the int64 offsets still carry it; only vertex ids are bounded.
     assert device_bytes_needed(n, 3 * 2**31, "static") > 24 * 2**30
 
@@ -59,6 +61,8 @@ def test_model_rejects_bad_input():
         device_bytes_needed(2**31, 10, "static")
     with pytest.raises(ValueError, match=">= 0"):
         device_bytes_needed(10, -1, "static")
+    with pytest.raises(ValueError, match="partition"):
+        device_bytes_needed(10, 10, "static", partition="out")
 
 
 def test_check_fits_boundary_and_message():
@@ -74,10 +78,11 @@ def test_check_fits_boundary_and_message():
 
 
 def test_check_fits_big_graph_on_small_device():
-    # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card: by hand,
-    # 8 bytes per edge (two id arrays) + 52 bytes per vertex (two offsets, degree, three float64
-    # vectors, two partitions) = 13.27 GiB, plus one float64 per 256 vertices for the reduction.
+    # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card. By hand:
+    # 8 bytes per edge (two id arrays) + 63 per vertex (two offsets 16, 1/d 8, its scratch 8,
+    # R and Rnew 16, three flags 3, partition 12) + the offsets' end (16) + 500 convergence
+    # slots (4000) = 13.69 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert abs(device_bytes_needed(n, m, "static") - (8 * m + 52 * n)) <= n // 32 + 64  # + offsets end, reduction
-    with pytest.raises(MemoryError, match=r"graph needs 13\.27 GiB on the GPU, device has 12\.00 GiB free"):
+    assert device_bytes_needed(n, m, "static") == 8 * m + 63 * n + 16 + 4000
+    with pytest.raises(MemoryError, match=r"graph needs 13\.69 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)

@@ -1,34 +1,38 @@
 """Will a graph fit on the GPU? A stated byte model, checked before allocating.
 
-The model counts the arrays the GPU engines keep resident for one run
-(n = vertices, m = edges including the self-loop on every vertex):
+The model follows the arrays :mod:`dynpr.gpu.pagerank` and :mod:`dynpr.gpu.kahn`
+keep on the device during one run (n = vertices, m = edges including the
+self-loop on every vertex, b = deletions + insertions of the batch). Update it
+with them.
 
-=========================  =====================================  ==================
-array                      dtype and length                        bytes
-=========================  =====================================  ==================
-out CSR (offsets, ids)     int64 n+1, int32 m                      8(n+1) + 4m
-in CSR / transpose         int64 n+1, int32 m                      8(n+1) + 4m
-out-degree                 int32 n                                 4n
-rank vectors R, Rnew       float64 n each                          16n
-contributions R[u]/d[u]    float64 n (seed 001's PRC)              8n
-partition permutations     int32 n each, in and out                8n
-reduction buffer           float64 per 256-vertex block + 1        8(ceil(n/256)+1)
-batch edge lists           int32 src + dst per changed edge        8b
-=========================  =====================================  ==================
+PageRank, every approach:
 
-plus, per approach:
+=============================  ===================================  ==============
+array                          dtype and length                     bytes
+=============================  ===================================  ==============
+out CSR (offsets, targets)     int64 n+1, int32 m                   8(n+1) + 4m
+in CSR (in_offsets, sources)   int64 n+1, int32 m                   8(n+1) + 4m
+inverse out-degree 1/d[u]      float64 n                            8n
+degree scratch at upload       int64 n (offsets differences)        8n
+rank vectors R, Rnew           float64 n each                       16n
+flags δV, δN, ever-affected    uint8 n each                         3n
+in-degree partition            int32 n x3 (flag, scan, ids)         12n
+convergence slots              float64 per iteration                8 max_iterations
+batch edge lists               int32 source/target per edge         8b
+=============================  ===================================  ==============
 
-- ``static``, ``nd``: nothing more.
-- ``dt``: affected flags uint8 n, BFS visited flags uint8 n, two BFS frontier
-  queues int32 n each, and the old graph's out CSR, 8(n+1) + 4m (the
-  reachability runs in the old graph as well as the new one; the old edge
-  count is taken as m).
-- ``df``, ``dfp``: the two flag vectors δV and δN, uint8 n each.
-- ``kahn``: only the out CSR, the in-degree counters int32 n, two frontier
-  queues int32 n each and a counter (the rank arrays are not allocated).
+The partition is absent with ``partition="none"``. Per approach, in addition:
 
-Kernel modules, the CUDA context and the CuPy pool's rounding are not in the
-model; :func:`check_fits` keeps ``reserve_bytes`` free for them.
+- ``static``, ``nd``: nothing.
+- ``df``, ``dfp`` with ``partition="in_out"``: the out-degree partition, 12n.
+- ``dt``: the old graph, uploaded whole (its edge count taken as m):
+  16(n+1) + 8m + 8n; three uint8 BFS vectors, 3n, and an int32 counter.
+
+Kahn (``kahn``): out CSR and in offsets, 16(n+1) + 4m, and four int32 vectors
+(in-degree, two frontiers, scratch), 16n.
+
+Kernel modules, the CUDA context, CUB scratch and the CuPy pool's rounding are
+not in the model; :func:`check_fits` keeps ``reserve_bytes`` free for them.
 """
 
 from __future__ import annotations
@@ -38,11 +42,19 @@ GIB = 1 << 30
 DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
 MODEL_APPROACHES = ("static", "nd", "dt", "df", "dfp", "kahn")
+PARTITIONS = ("none", "in", "in_out")
 _INT32_MAX = (1 << 31) - 1
-_REDUCTION_BLOCK = 256
 
 
-def device_bytes_needed(num_vertices: int, num_edges: int, approach: str, *, batch_edges: int = 0) -> int:
+def device_bytes_needed(
+    num_vertices: int,
+    num_edges: int,
+    approach: str,
+    *,
+    batch_edges: int = 0,
+    partition: str = "in_out",
+    max_iterations: int = 500,
+) -> int:
     """Bytes of device memory one run of ``approach`` needs on a graph, per the module's model.
 
     Parameters
@@ -56,6 +68,10 @@ def device_bytes_needed(num_vertices: int, num_edges: int, approach: str, *, bat
         One of ``static nd dt df dfp`` or ``kahn``.
     batch_edges : int
         Deletions plus insertions of the batch copied to the device (0 for static runs).
+    partition : str
+        ``PageRankOptions.partition``: ``none``, ``in`` or ``in_out``.
+    max_iterations : int
+        ``PageRankOptions.max_iterations`` (one convergence slot per iteration).
 
     Returns
     -------
@@ -65,28 +81,29 @@ def device_bytes_needed(num_vertices: int, num_edges: int, approach: str, *, bat
     Raises
     ------
     ValueError
-        On an unknown approach, a negative count, or n too large for int32 ids.
+        On an unknown approach or partition, a negative count, or n too large for int32 ids.
     """
     n, m, b = int(num_vertices), int(num_edges), int(batch_edges)
     if approach not in MODEL_APPROACHES:
         raise ValueError(f"approach must be one of {MODEL_APPROACHES}, got {approach!r}")
-    if n < 0 or m < 0 or b < 0:
-        raise ValueError(f"counts must be >= 0, got vertices={n} edges={m} batch_edges={b}")
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition must be one of {PARTITIONS}, got {partition!r}")
+    if min(n, m, b, max_iterations) < 0:
+        raise ValueError(
+            f"counts must be >= 0, got vertices={n} edges={m} batch_edges={b} max_iterations={max_iterations}"
+        )
     if n > _INT32_MAX:
         raise ValueError(f"{n} vertices do not fit int32 vertex ids (at most {_INT32_MAX})")
 
-    out_csr = 8 * (n + 1) + 4 * m
     if approach == "kahn":
-        return out_csr + 4 * n + 2 * 4 * n + 8
+        return 16 * (n + 1) + 4 * m + 16 * n
 
-    in_csr = 8 * (n + 1) + 4 * m
-    reduction = 8 * (-(-n // _REDUCTION_BLOCK) + 1)
-    common = out_csr + in_csr + 4 * n + 2 * 8 * n + 8 * n + 2 * 4 * n + reduction + 8 * b
+    graph = 16 * (n + 1) + 8 * m + 8 * n  # both CSRs and 1/d
+    partitions = (partition != "none") + (partition == "in_out" and approach in ("df", "dfp"))
+    total = graph + 8 * n + 16 * n + 3 * n + 12 * n * partitions + 8 * max_iterations + 8 * b
     if approach == "dt":
-        return common + 2 * n + 2 * 4 * n + out_csr
-    if approach in ("df", "dfp"):
-        return common + 2 * n
-    return common
+        total += graph + 3 * n + 4
+    return total
 
 
 def check_fits(
@@ -96,6 +113,8 @@ def check_fits(
     free_bytes: int | None = None,
     *,
     batch_edges: int = 0,
+    partition: str = "in_out",
+    max_iterations: int = 500,
     reserve_bytes: int = DEFAULT_RESERVE_BYTES,
 ) -> int:
     """Raise ``MemoryError`` before allocating when a graph will not fit on the GPU.
@@ -104,7 +123,7 @@ def check_fits(
 
     Parameters
     ----------
-    num_vertices, num_edges, approach, batch_edges
+    num_vertices, num_edges, approach, batch_edges, partition, max_iterations
         As for :func:`device_bytes_needed`.
     free_bytes : int, optional
         Free device memory; default ``cupy.cuda.runtime.memGetInfo()[0]`` on the
@@ -124,7 +143,9 @@ def check_fits(
         When needed + reserve exceeds the free memory; the message states both
         in GiB and in bytes.
     """
-    needed = device_bytes_needed(num_vertices, num_edges, approach, batch_edges=batch_edges)
+    needed = device_bytes_needed(
+        num_vertices, num_edges, approach, batch_edges=batch_edges, partition=partition, max_iterations=max_iterations
+    )
     if free_bytes is None:
         import cupy  # lazy: the CPU path never imports CuPy
 
