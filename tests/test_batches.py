@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import runpy
 import subprocess
 import sys
 import warnings
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -319,3 +321,45 @@ def test_batch_file_errors(tmp_path):
     np.savez(tmp_path / "other.npz", del_src=np.zeros(1, np.int32))
     with pytest.raises(ValueError, match="not a batch file"):
         read_batches(tmp_path / "other.npz")
+
+
+# --------------------------------------------------------------------------- workflow scripts
+
+
+def run_script(script, tmp_path, dataset, output, **params):
+    """Run a workflow script the way Snakemake's ``script:`` does, with a stand-in ``snakemake`` object."""
+    log = tmp_path / f"{Path(output).name}.log"
+    snakemake = SimpleNamespace(
+        rule=script, input=[str(tmp_path / "graph.npz")], output=[str(output)], log=[str(log)],
+        params=SimpleNamespace(**params), wildcards=SimpleNamespace(dataset=dataset),
+    )
+    runpy.run_path(str(ROOT / "workflow" / "scripts" / f"{script}.py"), init_globals={"snakemake": snakemake})
+    return log.read_text()
+
+
+def test_workflow_scripts_write_what_the_library_computes(tmp_path):
+    rng = np.random.default_rng(8)
+    src, dst = rng.integers(0, 40, 600).astype(np.int32), rng.integers(0, 40, 600).astype(np.int32)
+    Graph.from_edges(src, dst, 40).save(tmp_path / "graph.npz", temporal_src=src, temporal_dst=dst,
+                                         temporal_time=np.arange(600, dtype=np.int64))
+
+    log = run_script("make_temporal_base", tmp_path, "toy", tmp_path / "base.npz", base_fraction=0.9)
+    base, expected, stats = temporal_batches(src, dst, 40, 0.9, 0.02, 5)
+    assert edge_set(Graph.load(tmp_path / "base.npz")) == edge_set(base)
+    assert "540 of 600 temporal edges" in log
+
+    log = run_script("make_temporal_batches", tmp_path, "toy", tmp_path / "t.npz",
+                     base_fraction=0.9, fraction=0.02, num_batches=5)
+    got = read_batches(tmp_path / "t.npz")
+    assert [pairs(b.ins_src, b.ins_dst) for b in got] == [pairs(b.ins_src, b.ins_dst) for b in expected]
+    assert f"inserted {stats.inserted.sum()}," in log and "short batches" in log
+    assert read_batch_params(tmp_path / "t.npz")["batch_size"] == 12
+
+    params = dict(fraction=0.1, insert_share=0.8, repeats=2, seed=42)
+    run_script("make_random_batches", tmp_path, "toy", tmp_path / "r1.npz", **params)
+    log = run_script("make_random_batches", tmp_path, "toy", tmp_path / "r2.npz", **params)
+    assert sha256(tmp_path / "r1.npz") == sha256(tmp_path / "r2.npz")
+    graph = Graph.load(tmp_path / "graph.npz")
+    direct = random_batch(graph, 0.1, 0.8, batch_rng(42, "toy", 0.1, 1))
+    assert np.array_equal(read_batches(tmp_path / "r1.npz")[1].ins_src, direct.ins_src)
+    assert f"{direct.insertions}/{direct.insertions} insertions" in log
