@@ -193,13 +193,13 @@ def claim_device(
             continue
         break
 
-    # Record the holder for whoever inspects the lock directory; the lock itself is the flock, not this text.
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()} host {socket.gethostname()} since {time.time():.0f}\n".encode(), 0)
     previous = os.environ.get("CUDA_VISIBLE_DEVICES")
-    os.environ["CUDA_VISIBLE_DEVICES"] = device
-    say(f"claimed GPU {device} (pid {os.getpid()}, lock {lock_dir / _lock_name(device)})")
     try:
+        # Record the holder for whoever inspects the lock directory; the lock itself is the flock, not this text.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} host {socket.gethostname()} since {time.time():.0f}\n".encode(), 0)
+        os.environ["CUDA_VISIBLE_DEVICES"] = device
+        say(f"claimed GPU {device} (pid {os.getpid()}, lock {lock_dir / _lock_name(device)})")
         yield device
     finally:
         if previous is None:
