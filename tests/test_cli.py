@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -15,19 +13,6 @@ from dynpr.cli import main
 from dynpr.graph import Graph
 
 EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3), (6, 0), (1, 6)]
-
-
-@pytest.fixture(autouse=True)
-def graph_reader(monkeypatch):
-    """Use dynpr.prepare.read_graph; a plain edge-list stand-in until that module lands."""
-    try:
-        from dynpr.prepare import read_graph  # noqa: F401
-    except ImportError:
-        def read_graph(path):
-            data = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)
-            return Graph.from_edges(data[:, 0], data[:, 1]), None
-
-        monkeypatch.setitem(sys.modules, "dynpr.prepare", types.SimpleNamespace(read_graph=read_graph))
 
 
 @pytest.fixture
