@@ -17,7 +17,7 @@ from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
-APPROACHES = ("static", "nd", "dt", "df", "dfp")
+from dynpr import APPROACHES
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",

@@ -25,7 +25,7 @@ from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
-APPROACHES = ("static", "nd", "dt", "df", "dfp")
+from dynpr import APPROACHES
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
 
