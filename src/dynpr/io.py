@@ -84,6 +84,8 @@ def _read_snap(path: Path, ncols: int) -> np.ndarray:
         failure = None
     except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as err:
         raise ParseError(f"{path}: corrupt or truncated gzip ({err}); delete it and download again") from None
+    except pd.errors.EmptyDataError:
+        raise ParseError(f"{path}: no edges found (empty file or only comments)") from None
     except (ValueError, OverflowError, pd.errors.ParserError) as err:
         ok, failure = False, err
     if not ok:
@@ -168,7 +170,7 @@ def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> 
         matrix = scipy.io.mmread(path)
     except (ValueError, OSError, EOFError, zlib.error) as err:
         # fast_matrix_market already says "Line N: ..." for malformed entries
-        raise ParseError(f"{name}: {err}") from None
+        raise ParseError(f"{name}: {re.sub(r'^Line (?=[0-9])', 'line ', str(err))}") from None
     return EdgeData(matrix.row.astype(np.int64, copy=False), matrix.col.astype(np.int64, copy=False),
                     num_vertices=int(rows))
 
@@ -205,6 +207,9 @@ def read_suitesparse_tar(path: str | Path, *, workdir: str | Path | None = None)
             with tarfile.open(path, mode="r|*") as tar:
                 for member in tar:
                     try:
+                        # the data filter would silently strip a leading "/"; refuse instead
+                        if member.name.startswith("/"):
+                            raise tarfile.AbsolutePathError(member)
                         tarfile.data_filter(member, tmp)
                     except tarfile.FilterError as err:
                         raise ParseError(f"{path}: unsafe archive member {member.name!r} ({err}); refusing to extract") from None

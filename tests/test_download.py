@@ -1,0 +1,231 @@
+"""Downloads against a local HTTP server on 127.0.0.1: mirror, retries, resume, bad responses."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import re
+import socket
+import tarfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from dynpr.catalog import load_catalog
+from dynpr.download import (DownloadError, InterruptedDownloadError, download, fetch_dataset, make_session,
+                            mirrored_source, resolve_mirror)
+
+UPSTREAM = "https://snap.stanford.edu/data/"
+GOOD = gzip.compress("".join(f"{i} {i * 7 % 1000}\n" for i in range(50000)).encode())
+SHA = hashlib.sha256(GOOD).hexdigest()
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Serves ``server.routes[path]``: dict(body, status, type, fail (503s first), drop (cut bodies), ranges)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_GET(self):
+        self.server.requests.append((self.path, self.headers.get("Range")))
+        route = self.server.routes.get(self.path)
+        if route is None or route.get("status") in (403, 404):
+            status = 404 if route is None else route["status"]
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if route.get("fail", 0) > 0:
+            route["fail"] -= 1
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = route["body"]
+        start = 0
+        match = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
+        if match and route.get("ranges", True):
+            start = int(match.group(1))
+            if start >= len(body):
+                self.send_response(416)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Type", route.get("type", "application/octet-stream"))
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        payload = body[start:]
+        if route.get("drop", 0) > 0:
+            # send a third of what remains, then close the connection mid-body
+            route["drop"] -= 1
+            self.wfile.write(payload[: len(payload) // 3])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.routes, httpd.requests = {}, []
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _get(server, tmp_path, name, route=None, **kwargs):
+    if route is not None:
+        server.routes[f"/data/{name}"] = route
+    kwargs.setdefault("session", make_session(retries=2, backoff=0))
+    kwargs.setdefault("backoff", 0)
+    return download(UPSTREAM + name, tmp_path / "raw" / name, mirror=server.url, **kwargs)
+
+
+def _leftovers(tmp_path):
+    raw = tmp_path / "raw"
+    return sorted(p.name for p in raw.iterdir()) if raw.exists() else []
+
+
+def test_good_download_through_url_mirror(server, tmp_path):
+    dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD}, sha256=SHA, size=len(GOOD))
+    assert dest.read_bytes() == GOOD
+    assert _leftovers(tmp_path) == ["good.txt.gz"]
+    assert server.requests == [("/data/good.txt.gz", None)]  # upstream path appended to the mirror prefix
+
+
+@pytest.mark.parametrize("status", [404, 403])
+def test_http_error(server, tmp_path, status):
+    with pytest.raises(DownloadError, match=rf"/data/gone.txt.gz: HTTP {status}"):
+        _get(server, tmp_path, "gone.txt.gz", {"status": status})
+    assert _leftovers(tmp_path) == []
+
+
+def test_wrong_checksum(server, tmp_path):
+    with pytest.raises(DownloadError, match="sha256 .* differs"):
+        _get(server, tmp_path, "good.txt.gz", {"body": GOOD}, sha256="0" * 64)
+    assert _leftovers(tmp_path) == []
+
+
+def test_wrong_size(server, tmp_path):
+    with pytest.raises(DownloadError, match="size"):
+        _get(server, tmp_path, "good.txt.gz", {"body": GOOD}, size=len(GOOD) + 1)
+    assert _leftovers(tmp_path) == []
+
+
+def test_html_instead_of_gzip(server, tmp_path):
+    page = b"<!DOCTYPE html>\n<html><body>Please log in</body></html>\n"
+    with pytest.raises(DownloadError, match="HTML page instead of gzip"):
+        _get(server, tmp_path, "page.txt.gz", {"body": page, "type": "text/html"})
+    assert _leftovers(tmp_path) == []
+
+
+def test_truncated_gzip(server, tmp_path):
+    with pytest.raises(DownloadError, match="truncated or corrupt gzip"):
+        _get(server, tmp_path, "cut.txt.gz", {"body": GOOD[: len(GOOD) // 2]})
+    assert _leftovers(tmp_path) == []
+
+
+def test_truncated_tar(server, tmp_path):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = b"x" * 200000
+        info = tarfile.TarInfo("g/g.mtx")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    body = buf.getvalue()
+    assert _get(server, tmp_path, "ok.tar.gz", {"body": body}).read_bytes() == body
+    with pytest.raises(DownloadError, match="truncated or corrupt tar.gz"):
+        _get(server, tmp_path, "g.tar.gz", {"body": body[: len(body) - 30]})
+    assert _leftovers(tmp_path) == ["ok.tar.gz"]
+
+
+def test_interrupted_download_resumes_with_range(server, tmp_path):
+    dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "drop": 2}, sha256=SHA)
+    assert dest.read_bytes() == GOOD
+    ranges = [r for _, r in server.requests]
+    assert ranges[0] is None and len(ranges) == 3
+    assert all(re.fullmatch(r"bytes=\d+-", r) for r in ranges[1:])
+    assert int(ranges[1][6:-1]) > 0 and int(ranges[2][6:-1]) > int(ranges[1][6:-1])
+    assert _leftovers(tmp_path) == ["good.txt.gz"]
+
+
+def test_server_ignoring_range_restarts(server, tmp_path):
+    dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "drop": 1, "ranges": False}, sha256=SHA)
+    assert dest.read_bytes() == GOOD
+
+
+def test_giving_up_keeps_part_and_next_run_resumes(server, tmp_path):
+    route = {"body": GOOD, "drop": 100}
+    with pytest.raises(InterruptedDownloadError, match="interrupted"):
+        _get(server, tmp_path, "good.txt.gz", route, resumes=1)
+    assert _leftovers(tmp_path) == ["good.txt.gz.part"]  # never at the final path
+    kept = (tmp_path / "raw/good.txt.gz.part").stat().st_size
+    route["drop"] = 0
+    server.requests.clear()
+    assert _get(server, tmp_path, "good.txt.gz", sha256=SHA).read_bytes() == GOOD
+    assert server.requests == [("/data/good.txt.gz", f"bytes={kept}-")]
+
+
+def test_retries_5xx(server, tmp_path):
+    dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "fail": 2})
+    assert dest.read_bytes() == GOOD
+    assert len(server.requests) == 3
+
+
+def test_5xx_beyond_retries(server, tmp_path):
+    with pytest.raises(DownloadError, match="HTTP 503"):
+        _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "fail": 10})
+    assert _leftovers(tmp_path) == []
+
+
+def test_unreachable_host(tmp_path):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(DownloadError, match=rf"127.0.0.1:{port}/data/x.txt.gz: cannot connect"):
+        download(UPSTREAM + "x.txt.gz", tmp_path / "raw/x.txt.gz", mirror=f"http://127.0.0.1:{port}",
+                 session=make_session(retries=1, backoff=0), timeout=(2, 2))
+    assert _leftovers(tmp_path) == []
+
+
+def test_local_folder_mirror(tmp_path):
+    folder = tmp_path / "mirror" / "snap"
+    folder.mkdir(parents=True)
+    (folder / "good.txt.gz").write_bytes(GOOD)
+    assert mirrored_source(UPSTREAM + "good.txt.gz", str(tmp_path / "mirror")) == folder / "good.txt.gz"
+    dest = download(UPSTREAM + "good.txt.gz", tmp_path / "raw/good.txt.gz", mirror=str(tmp_path / "mirror"), sha256=SHA)
+    assert dest.read_bytes() == GOOD
+    with pytest.raises(DownloadError, match="has no file named other.txt.gz"):
+        download(UPSTREAM + "other.txt.gz", tmp_path / "raw/other.txt.gz", mirror=str(tmp_path / "mirror"))
+    (folder / "bad.txt.gz").write_bytes(GOOD[:100])
+    with pytest.raises(DownloadError, match="truncated"):
+        download(UPSTREAM + "bad.txt.gz", tmp_path / "raw/bad.txt.gz", mirror=str(tmp_path / "mirror"))
+    assert _leftovers(tmp_path) == ["good.txt.gz"]
+
+
+def test_env_mirror_overrides_config(monkeypatch):
+    monkeypatch.delenv("DYNPR_MIRROR", raising=False)
+    assert resolve_mirror("http://config") == "http://config"
+    assert resolve_mirror(None) is None
+    monkeypatch.setenv("DYNPR_MIRROR", "http://env")
+    assert resolve_mirror("http://config") == "http://env"
+    assert mirrored_source(UPSTREAM + "a.txt.gz", "http://env/") == "http://env/data/a.txt.gz"
+
+
+def test_embedded_dataset_needs_no_network(monkeypatch):
+    monkeypatch.setenv("DYNPR_MIRROR", "http://127.0.0.1:9")  # would fail if contacted
+    ds = load_catalog()["CollegeMsg"]
+    assert fetch_dataset(ds) == ds.embedded

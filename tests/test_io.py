@@ -1,0 +1,161 @@
+"""Parsers: SNAP temporal / edge lists, Matrix Market, SuiteSparse tar archives, malformed input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+
+import numpy as np
+import pytest
+
+from dynpr.io import (ParseError, detect_format, read_edges, read_matrix_market, read_snap_edgelist,
+                      read_snap_temporal, read_suitesparse_tar)
+
+
+def test_snap_edgelist_comments_tabs_crlf(write_file):
+    path = write_file("g.txt.gz", "# Directed graph\r\n# Nodes: 4\r\n0\t1\r\n1\t2\r\n\r\n3\t3\r\n1\t2\r\n")
+    edges = read_snap_edgelist(path)
+    assert edges.src.tolist() == [0, 1, 3, 1] and edges.dst.tolist() == [1, 2, 3, 2]
+    assert edges.time is None and edges.src.dtype == np.int64
+
+
+def test_snap_temporal_is_stable_sorted_by_time(write_file):
+    rng = np.random.default_rng(3)
+    rows = np.column_stack([rng.integers(0, 50, 500), rng.integers(0, 50, 500), rng.integers(0, 20, 500)])
+    path = write_file("t.txt", "".join(f"{u} {v} {t}\n" for u, v, t in rows))
+    edges = read_snap_temporal(path)
+    expected = sorted(range(len(rows)), key=lambda i: rows[i, 2])  # Python's sort is stable
+    assert edges.src.tolist() == rows[expected, 0].tolist()
+    assert edges.dst.tolist() == rows[expected, 1].tolist()
+    assert edges.time.tolist() == rows[expected, 2].tolist()
+
+
+@pytest.mark.parametrize("body, line, reason", [
+    ("0 1\n1 2 5\n", 2, "expected 2 fields, got 3"),
+    ("# c\n# c\n0 1\nx 2\n", 4, "non-negative integer"),
+    ("0 1\n1\n", 2, "expected 2 fields, got 1"),
+    ("0 1\n1.5 2\n", 2, "non-negative integer"),
+    ("0 1\n2 -3\n", 2, "non-negative integer"),
+    ("0 1\n2 99999999999999999999\n", 2, "non-negative integer"),
+])
+def test_malformed_line_is_named(write_file, body, line, reason):
+    path = write_file("bad.txt", body)
+    with pytest.raises(ParseError, match=rf"bad\.txt: line {line}: .*{reason}"):
+        read_snap_edgelist(path)
+
+
+def test_malformed_temporal_line_is_named(write_file):
+    path = write_file("bad.txt.gz", "1 2 100\n2 3 101\n3 4\n")
+    with pytest.raises(ParseError, match=r"bad\.txt\.gz: line 3: expected 3 fields, got 2"):
+        read_snap_temporal(path)
+
+
+def test_truncated_gzip_text(write_file, tmp_path):
+    data = gzip.compress(("".join(f"{i} {i + 1}\n" for i in range(20000))).encode())
+    path = tmp_path / "cut.txt.gz"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ParseError, match="cut.txt.gz: corrupt or truncated gzip"):
+        read_snap_edgelist(path)
+
+
+def test_empty_file(write_file):
+    with pytest.raises(ParseError, match="no edges"):
+        read_snap_edgelist(write_file("empty.txt", "# only a comment\n"))
+
+
+def _edge_set(edges):
+    return set(zip(edges.src.tolist(), edges.dst.tolist()))
+
+
+def test_matrix_market_pattern_general(write_file):
+    path = write_file("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n% comment\n4 4 3\n1 2\n2 3\n4 4\n")
+    edges = read_matrix_market(path)
+    assert _edge_set(edges) == {(0, 1), (1, 2), (3, 3)} and edges.num_vertices == 4
+
+
+def test_matrix_market_symmetric_gives_both_directions(write_file):
+    path = write_file("s.mtx.gz", "%%MatrixMarket matrix coordinate integer symmetric\n5 5 3\n2 1 7\n3 3 1\n5 2 0\n")
+    edges = read_matrix_market(path)
+    assert sorted(zip(edges.src.tolist(), edges.dst.tolist())) == [(0, 1), (1, 0), (1, 4), (2, 2), (4, 1)]
+    assert edges.num_vertices == 5
+
+
+def test_matrix_market_real(write_file):
+    path = write_file("r.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 3 0.5\n3 1 -2e3\n")
+    assert _edge_set(read_matrix_market(path)) == {(0, 2), (2, 0)}
+
+
+@pytest.mark.parametrize("body, match", [
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 x\n", "line 4"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", "line 4"),
+    ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "coordinate"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 4 1\n1 2\n", "square"),
+])
+def test_matrix_market_bad_input(write_file, body, match):
+    path = write_file("bad.mtx", body)
+    with pytest.raises(ParseError, match=rf"bad\.mtx.*{match}"):
+        read_matrix_market(path)
+
+
+def _tar(path, members):
+    """Write a tar.gz with ``members`` = [(TarInfo-ish name, bytes or None for a symlink -> target)]."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data, link in members:
+            info = tarfile.TarInfo(name)
+            if link is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+MTX = b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n"
+
+
+def test_suitesparse_tar(tmp_path):
+    path = _tar(tmp_path / "g.tar.gz", [("g/g.mtx", MTX, None), ("g/g_nodename.txt", b"a\nb\nc\n", None)])
+    edges = read_suitesparse_tar(path)
+    assert _edge_set(edges) == {(1, 0), (0, 1), (2, 1), (1, 2)} and edges.num_vertices == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.tar.gz"]  # temporary folder removed
+    assert detect_format(path) == "suitesparse-mm"
+    assert _edge_set(read_edges(path)) == _edge_set(edges)
+
+
+@pytest.mark.parametrize("evil", [
+    ("../evil.mtx", MTX, None),
+    ("/tmp/dynpr-evil.mtx", MTX, None),
+    ("g/link", None, "../../outside"),
+])
+def test_suitesparse_tar_rejects_unsafe_members(tmp_path, evil):
+    work = tmp_path / "work"
+    work.mkdir()
+    path = _tar(work / "g.tar.gz", [("g/g.mtx", MTX, None), evil])
+    with pytest.raises(ParseError, match="unsafe archive member"):
+        read_suitesparse_tar(path)
+    assert sorted(p.name for p in work.iterdir()) == ["g.tar.gz"]
+    assert not (tmp_path / "evil.mtx").exists()
+
+
+def test_suitesparse_tar_truncated(tmp_path):
+    body = b"%%MatrixMarket matrix coordinate pattern general\n1000 1000 5000\n" + b"".join(
+        f"{i % 1000 + 1} {(i * 7) % 1000 + 1}\n".encode() for i in range(5000))
+    path = _tar(tmp_path / "g.tar.gz", [("g/g.mtx", body, None)])
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ParseError, match="corrupt or truncated archive"):
+        read_suitesparse_tar(path)
+
+
+def test_suitesparse_tar_without_matrix(tmp_path):
+    path = _tar(tmp_path / "g.tar.gz", [("g/readme.txt", b"hi", None)])
+    with pytest.raises(ParseError, match="expected one matrix"):
+        read_suitesparse_tar(path)
+
+
+def test_detect_format(write_file):
+    assert detect_format(write_file("a.txt", "# c\n1 2 3\n")) == "snap-temporal"
+    assert detect_format(write_file("b.txt.gz", "1\t2\n")) == "snap-edgelist"
+    assert detect_format(write_file("c.mtx", "x")) == "matrix-market"
