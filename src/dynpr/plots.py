@@ -292,13 +292,15 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
             axes[1].bar(pos, _positive(sel["levels"].to_numpy()), width, color=CYCLE[j], label=b.upper())
             for p, (_, r) in zip(pos, sel.iterrows()):
                 done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
-                note = "DAG" if r["processed"] == r["vertices"] else f"cyclic, {100 * done:.0f}% processed"
-                axes[1].text(p, max(r["levels"], 1) * 1.05, note, ha="center", va="bottom", fontsize=7)
+                note = "DAG" if r["processed"] == r["vertices"] else f"cyclic\n{100 * done:.0f}% processed"
+                axes[1].text(p, r["levels"], note, ha="center", va="bottom", fontsize=7)
         for ax, label in zip(axes, ("runtime (ms)", "levels")):
             ax.set_xticks(x, datasets, rotation=20)
-            ax.set_yscale("log")
             ax.set_ylabel(label)
             ax.legend()
+        axes[0].set_yscale("log")
+        axes[1].margins(y=0.25)  # room for the notes above the bars
+        axes[1].yaxis.get_major_locator().set_params(integer=True)
         axes[0].set_title("Kahn runtime (graph without self-loops)")
         axes[1].set_title("levels until the frontier empties")
         fig.tight_layout()

@@ -1,0 +1,119 @@
+"""The Snakemake workflow end to end on a tiny config (CollegeMsg, one fraction, two batches).
+
+Checks that `figures` builds every figure and a summary with one row per
+approach x fraction x batch, that `--forcerun results/runs/CollegeMsg.csv`
+reruns only that run and what reads it, and that plotting-only or
+tolerance-only changes rerun only what depends on them.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dynpr.results import read_csv
+
+REPO = Path(__file__).resolve().parents[1]
+APPROACHES = ["static", "nd", "dt", "df", "dfp"]
+FIGURES = ["temporal_runtime_error", "random_runtime", "random_error", "gpu_vs_cpu", "kahn",
+           "static_comparison", "partition_ablation", "temporal_per_batch_CollegeMsg"]
+UPSTREAM = {"prepare", "temporal_base", "temporal_batches", "random_batches", "download"}
+
+pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None and not (Path(sys.executable).parent / "snakemake").exists(),
+                                reason="snakemake is not installed")
+
+
+def snakemake(workdir: Path, *args: str) -> str:
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", *args], cwd=workdir, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "MPLBACKEND": "Agg"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
+
+
+def planned_jobs(workdir: Path, *args: str) -> dict[str, int]:
+    """Rule -> job count from a dry run's job table."""
+    out = snakemake(workdir, "--dry-run", *args)
+    if "Nothing to be done" in out:
+        return {}
+    table = out.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("wf")
+    for name in ("Snakefile", "workflow"):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, wd / name)
+    (wd / "datasets" / "embedded").mkdir(parents=True)
+    shutil.copy(REPO / "datasets" / "catalog.yaml", wd / "datasets")
+    shutil.copy(REPO / "datasets" / "embedded" / "CollegeMsg.txt.gz", wd / "datasets" / "embedded")
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config.update(datasets=["CollegeMsg"], backend="cpu", repeat=1)
+    config["temporal"].update(batch_fractions=[1e-3], num_batches=2)
+    config["random"].update(batch_fractions=[1e-3], repeats=1)
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    snakemake(wd, "figures")
+    return wd
+
+
+def test_figures_and_summary(workflow):
+    for name in FIGURES:
+        for ext in ("png", "pdf"):
+            assert (workflow / "figures" / f"{name}.{ext}").stat().st_size > 1000, name
+    summary = read_csv(workflow / "results" / "summary.csv")
+    runs = summary[summary["experiment"] == "temporal"]
+    assert sorted(runs["approach"].unique()) == sorted(APPROACHES)
+    assert len(runs) == len(APPROACHES) * 1 * 2  # approaches x fractions x batches (repeat 1)
+    assert not runs.duplicated(["approach", "batch_fraction", "batch_index", "repeat"]).any()
+    assert set(runs["batch_fraction"]) == {1e-3} and set(runs["batch_index"]) == {0, 1}
+    assert (runs["l1_error"] >= 0).all() and (runs["time_ms"] > 0).all()
+    assert len(summary[summary["experiment"] == "kahn"]) == 1
+    log = (workflow / "results" / "logs" / "run" / "CollegeMsg.log").read_text()
+    assert "CollegeMsg dfp fraction=0.001 batch 2/2: " in log
+    assert (workflow / "results" / "benchmarks" / "run_CollegeMsg.tsv").exists()
+    assert planned_jobs(workflow, "figures") == {}
+
+
+def test_forcerun_one_dataset_reruns_only_its_run_and_what_reads_it(workflow):
+    jobs = planned_jobs(workflow, "--forcerun", "results/runs/CollegeMsg.csv", "figures")
+    assert jobs.get("run_experiment") == 1 and jobs.get("summary") == 1
+    assert not UPSTREAM & set(jobs), jobs
+    graph = workflow / "results" / "graphs" / "CollegeMsg.npz"
+    before = graph.stat().st_mtime_ns, (workflow / "results" / "runs" / "CollegeMsg.csv").stat().st_mtime_ns
+    snakemake(workflow, "--forcerun", "results/runs/CollegeMsg.csv", "figures")
+    assert graph.stat().st_mtime_ns == before[0]
+    assert (workflow / "results" / "runs" / "CollegeMsg.csv").stat().st_mtime_ns > before[1]
+    summary = (workflow / "results" / "summary.csv").stat().st_mtime_ns
+    assert (workflow / "figures" / "kahn.png").stat().st_mtime_ns >= summary
+
+
+def test_plotting_change_rerenders_without_rerunning(workflow):
+    script = workflow / "workflow" / "scripts" / "plot_summary.py"
+    script.write_text(script.read_text() + "# edited\n")
+    jobs = planned_jobs(workflow, "figures")
+    assert jobs and set(jobs) <= {"figures"} | {r for r in jobs if r.startswith("plot_")}, jobs
+    assert "run_experiment" not in jobs and "summary" not in jobs
+
+
+def test_tolerance_change_reruns_runs_but_not_batches(workflow):
+    config = yaml.safe_load((workflow / "config.yaml").read_text())
+    config["pagerank"]["prune_tolerance"] = 1e-5
+    (workflow / "config.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(workflow, "figures")
+    assert jobs.get("run_experiment") == 1, jobs
+    assert not UPSTREAM & set(jobs), jobs
+
+
+def test_unknown_dataset_is_one_clear_line(workflow):
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--config", "datasets=[NoSuchGraph]"], cwd=workflow,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "NoSuchGraph" in proc.stdout + proc.stderr
