@@ -7,6 +7,7 @@ medians per approach and fraction. Datasets: an embedded SNAP name, or ``rmatS``
 
     python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
+    python benchmarks/bench_gpu.py --dataset rmat20 --mode kahn   # GPU vs CPU Kahn, graph and its DAG part
 """
 
 from __future__ import annotations
@@ -68,10 +69,32 @@ def scenarios(args):
                 yield fraction, index, graph, apply_batch(graph, batch), batch
 
 
+def bench_kahn(args) -> list[dict]:
+    """GPU and CPU Kahn on the graph without self-loops and on its DAG part (edges u < v)."""
+    from dynpr.kahn import kahn
+
+    if args.dataset.startswith("rmat"):
+        src, dst = rmat_edges(int(args.dataset[4:]), 16, seed=args.seed)
+    else:
+        src, dst, _ = read_embedded(args.dataset)
+    n = int(max(src.max(), dst.max())) + 1
+    keep = src < dst
+    rows = []
+    for case, graph in (("graph", Graph.from_edges(src, dst, n, self_loops=False)),
+                        ("dag", Graph.from_edges(src[keep], dst[keep], n, self_loops=False))):
+        for backend in ("gpu", "cpu"):
+            for repeat in range(args.batches if backend == "gpu" else 1):
+                result = kahn(graph, backend=backend)
+                rows.append({"dataset": args.dataset, "case": case, "backend": backend, "repeat": repeat,
+                             "vertices": n, "edges": graph.num_edges, "is_dag": result.is_dag,
+                             "processed": result.processed, "levels": result.levels, "time_ms": result.time_ms})
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="sx-mathoverflow")
-    parser.add_argument("--mode", choices=("temporal", "random"), default="temporal")
+    parser.add_argument("--mode", choices=("temporal", "random", "kahn"), default="temporal")
     parser.add_argument("--fractions", type=float, nargs="+", default=[1e-5, 1e-4, 1e-3])
     parser.add_argument("--batches", type=int, default=10, help="batches per fraction (temporal) or repeats (random)")
     parser.add_argument("--partitions", nargs="+", choices=PARTITIONS, default=list(PARTITIONS))
@@ -85,6 +108,16 @@ def main(argv=None) -> None:
 
         commit = git_commit(ROOT)
     device = device_name("gpu")
+    if args.mode == "kahn":
+        table = pd.DataFrame(bench_kahn(args)).assign(device=device, git_commit=commit)
+        with atomic_path(out) as tmp:
+            table.to_csv(tmp, index=False)
+        summary = table.groupby(["case", "backend"], sort=False).agg(
+            runs=("time_ms", "size"), median_ms=("time_ms", "median"), levels=("levels", "first"),
+            processed=("processed", "first"), edges=("edges", "first"))
+        print(f"Kahn on {args.dataset}, {device}, commit {commit}; rows in {out}")
+        print(summary.to_string(float_format=lambda x: f"{x:.4g}"))
+        return
 
     rows = []
     carried: dict[tuple, np.ndarray] = {}  # ranks each (approach, partition) carries between batches

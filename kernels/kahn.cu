@@ -18,15 +18,21 @@ extern "C" __global__ void kahn_compact(int n, const int* flag, const int* scan,
 }
 
 // Remove the frontier: decrement the in-degree of every out-neighbour once
-// per edge; the decrement that takes it to zero flags it for the next level
-// (exactly one thread sees atomicSub return 1).
+// per edge; the decrement that takes it to zero (exactly one thread sees
+// atomicSub return 1) appends the vertex to the next frontier through an
+// atomic counter. That compaction costs O(frontier) per level, where a flag
+// array + scan over all vertices would cost O(n) per level (seed 002 scans
+// every level). One warp per frontier vertex, its lanes striding the edges:
+// with one thread per vertex an R-MAT hub's ~10^5 serial atomics set the
+// length of its whole level.
 extern "C" __global__ void kahn_remove(const int* frontier, int count, const long long* offsets,
-                                       const int* targets, int* indeg, int* flag) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+                                       const int* targets, int* indeg, int* next, int* next_count) {
+  const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
   if (i >= count) return;
   const int u = frontier[i];
-  for (long long e = offsets[u]; e < offsets[u + 1]; ++e) {
+  for (long long e = offsets[u] + lane; e < offsets[u + 1]; e += 32) {
     const int w = targets[e];
-    if (atomicSub(&indeg[w], 1) == 1) flag[w] = 1;
+    if (atomicSub(&indeg[w], 1) == 1) next[atomicAdd(next_count, 1)] = w;
   }
 }

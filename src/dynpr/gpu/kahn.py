@@ -1,10 +1,12 @@
 """GPU engine for level-synchronous Kahn (seed 002, section 6.2, CSR version).
 
-In-degrees come from the transpose's offsets; each level flags the vertices
-at zero, compacts them by an inclusive scan into the frontier, and removes
-the frontier with atomic decrements on its out-neighbours, flagging those
-that reach zero for the next level. One host read (the scan's total) per
-level decides whether to go on. Timed with CUDA events, uploads excluded.
+In-degrees come from the transpose's offsets; the vertices at zero are
+flagged and compacted by an inclusive scan into the first frontier. Each
+level removes the frontier with atomic decrements on its out-neighbours;
+those reaching zero are appended to the next frontier by an atomic counter
+(one counter slot per level, so none needs resetting). One host read (the
+counter) per level decides whether to go on. Timed with CUDA events,
+uploads and allocations excluded.
 """
 
 from __future__ import annotations
@@ -19,29 +21,32 @@ BLOCK = 256
 
 
 def _grid(count: int) -> tuple[int]:
+    # kahn_remove takes a warp per frontier vertex: callers pass 32 * count threads.
     return (max(1, -(-count // BLOCK)),)
 
 
-def _levels(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, frontier):
+def _levels(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
     """Run every level; returns (processed, levels)."""
     kernels["kahn_in_degree"](_grid(n), (BLOCK,), (in_offsets, np.int32(n), indeg, flag))
+    cupy.cumsum(flag, out=scan)
+    kernels["kahn_compact"](_grid(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
+    count = int(scan[-1])
     processed = levels = 0
-    while True:
-        cupy.cumsum(flag, out=scan)
-        count = int(scan[-1])
-        if count == 0:
-            return processed, levels
-        kernels["kahn_compact"](_grid(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
+    while count:
         processed += count
         levels += 1
-        flag.fill(0)
-        kernels["kahn_remove"](_grid(count), (BLOCK,), (frontier, np.int32(count), offsets, targets, indeg, flag))
+        kernels["kahn_remove"](_grid(32 * count), (BLOCK,), (frontier, np.int32(count), offsets, targets, indeg,
+                                                        nxt, counts[levels:levels + 1]))
+        count = int(counts[levels])
+        frontier, nxt = nxt, frontier
+    return processed, levels
 
 
 def _buffers(cupy, graph):
     n = graph.num_vertices
     return (cupy.asarray(graph.offsets), cupy.asarray(graph.targets), cupy.asarray(graph.in_offsets),
-            *(cupy.empty(n, dtype=cupy.int32) for _ in range(4)))
+            *(cupy.empty(n, dtype=cupy.int32) for _ in range(5)),
+            cupy.zeros(n + 1, dtype=cupy.int32))  # next-frontier size of each level (at most n levels)
 
 
 @functools.cache
