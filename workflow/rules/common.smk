@@ -20,6 +20,40 @@ wildcard_constraints:
 
 # --- datasets (datasets.smk) ---
 
+from snakemake.exceptions import WorkflowError
+
+from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset
+
+# upstream files that are downloaded (embedded and generated datasets never are)
+RAW_FILES = sorted({ds.file_name for ds in CATALOG.values() if ds.url and ds.embedded is None})
+RAW_FILE_PATTERN = "|".join(re.escape(name) for name in RAW_FILES)
+
+
+def catalog_dataset(name):
+    """Catalog entry of a dataset, or one clear error listing the known names."""
+    try:
+        return get_dataset(name, CATALOG)
+    except UnknownDatasetError as err:
+        raise WorkflowError(f"dynpr: {err}") from None
+
+
+def raw_dataset(file_name):
+    """The catalog entry downloaded as datasets/raw/<file_name>."""
+    return dataset_for_file(file_name, CATALOG)
+
+
+def dataset_source(wildcards):
+    """Input of `prepare`: the embedded copy, the raw download, or nothing (generated)."""
+    ds = catalog_dataset(wildcards.dataset)
+    return [] if ds.source_path is None else str(ds.source_path)
+
+
+def prepare_mem_mb(wildcards):
+    """Memory estimate of `prepare` (parse, sort, CSR + transpose): about 64 bytes per input edge."""
+    ds = catalog_dataset(wildcards.dataset)
+    edges = ds.temporal_edges or ds.edges or ds.edge_factor << ds.scale
+    return 1000 + (64 * edges >> 20)
+
 
 # --- batches (batches.smk) ---
 
