@@ -1,0 +1,90 @@
+"""Benchmark preparing graphs: parse (or generate) + dedup + CSR/transpose + stats + write.
+
+Targets on the 2-core dev machine: web-NotreDame (1.5M edges) < 15 s, R-MAT scale 20
+(16M edges drawn) < 30 s. Each run writes to a temporary folder; one row per
+(graph, repeat) goes to ``results/bench/prepare.csv`` with the phase times.
+
+Usage: ``python benchmarks/bench_prepare.py [--graphs web-NotreDame rmat-20] [--repeat 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import logging
+import platform
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from dynpr.catalog import get_dataset
+from dynpr.fileio import atomic_path
+from dynpr.prepare import prepare
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = {"web-NotreDame": 15.0, "rmat-20": 30.0}
+
+
+def git_commit() -> str:
+    """Short commit of the checkout, or 'unknown'."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+class _PhaseTimes(logging.Handler):
+    """Collects prepare's phase timings from its log lines ("... in X s")."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=["web-NotreDame", "rmat-20"])
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "prepare.csv"))
+    args = parser.parse_args()
+    phases = _PhaseTimes()
+    logger = logging.getLogger("dynpr.prepare")
+    logger.addHandler(phases)
+    logger.setLevel(logging.INFO)
+    rows = []
+    for name in args.graphs:
+        ds = get_dataset(name)
+        for rep in range(args.repeat):
+            phases.lines.clear()
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                stats = prepare(ds, Path(tmp) / "g.npz", Path(tmp) / "g.json")
+                seconds = time.perf_counter() - t0
+            read_s, build_s = (float(line.rsplit(" in ", 1)[1].split()[0]) for line in phases.lines[:2])
+            target = TARGET_S.get(name)
+            rows.append({
+                "graph": name, "repeat": rep, "seconds": round(seconds, 3), "read_s": read_s, "build_s": build_s,
+                "input_records": stats["input_records"], "vertices": stats["vertices"], "edges": stats["edges"],
+                "edges_with_self_loops": stats["edges_with_self_loops"], "target_s": target,
+                "meets_target": None if target is None else seconds < target,
+                "device": f"cpu ({platform.processor() or platform.machine()})", "git_commit": git_commit(),
+                "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            })
+            print(f"{name} #{rep}: {seconds:.2f} s (read {read_s:.2f} s, build {build_s:.2f} s), "
+                  f"{stats['input_records']:,} records -> {stats['edges_with_self_loops']:,} edges"
+                  + ("" if target is None else f"; target < {target:.0f} s"))
+    out = Path(args.out)
+    with atomic_path(out) as tmp:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
