@@ -143,3 +143,12 @@ def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):
                    "no such file"]
     text = log.read_text()
     assert text.startswith("started\n") and "Traceback" in text and text.rstrip().endswith(err[0])
+
+
+def test_read_input_names_the_file_and_the_fix(tmp_path):
+    from dynpr.batches import read_batches
+
+    bad = tmp_path / "temporal_0.001.npz"
+    bad.write_text("garbage")
+    with pytest.raises(ValueError, match=r"temporal_0.001.npz: cannot be read .*delete it and rerun snakemake"):
+        experiments.read_input(bad, read_batches)

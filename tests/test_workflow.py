@@ -116,4 +116,4 @@ def test_unknown_dataset_is_one_clear_line(workflow):
     proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--config", "datasets=[NoSuchGraph]"], cwd=workflow,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
-    assert "NoSuchGraph" in proc.stdout + proc.stderr
+    assert "dynpr: unknown dataset 'NoSuchGraph'" in proc.stdout + proc.stderr

@@ -259,6 +259,21 @@ def run_kahn(
     return rows
 
 
+def read_input(path: str | Path, reader: Callable):
+    """``reader(path)``, with any failure reworded to name the file and the fix.
+
+    Raises
+    ------
+    ValueError
+        ``<path>: cannot be read (<reason>); delete it and rerun snakemake to rebuild it``.
+    """
+    try:
+        return reader(path)
+    except Exception as exc:  # a truncated or foreign file fails in many ways; all mean the same fix
+        raise ValueError(f"{path}: cannot be read ({type(exc).__name__}: {exc}); "
+                         "delete it and rerun snakemake to rebuild it") from exc
+
+
 @contextlib.contextmanager
 def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[Log]:
     """Run a workflow script's body; turn any failure into one clear line and exit 1.

@@ -81,8 +81,6 @@ def all_batch_targets():
 import glob
 import importlib.util
 
-from snakemake.exceptions import WorkflowError
-
 from dynpr.backend import gpu_available
 
 # The runs need a GPU slot only when the configured backend resolves to the GPU.
@@ -97,13 +95,14 @@ BENCH_FIGURES = ["static_comparison", "partition_ablation"]
 
 
 def dataset_kind(name):
-    """Catalog kind of a configured dataset, or one clear error naming the fix."""
-    if name not in CATALOG:
-        raise WorkflowError(
-            f"dynpr: dataset {name!r} (config 'datasets') is not in datasets/catalog.yaml; "
-            f"use one of: {', '.join(sorted(CATALOG))}"
-        )
-    return CATALOG[name].kind
+    """Catalog kind of a configured dataset, or one clear error naming the known ones."""
+    return catalog_dataset(name).kind
+
+
+# Fail at once, in one line, on a configured dataset the catalog lacks (before any
+# rule file looks it up).
+for _name in config["datasets"]:
+    dataset_kind(_name)
 
 
 def run_experiment_kind(name):

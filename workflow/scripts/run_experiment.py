@@ -4,7 +4,7 @@ from dynpr.experiments import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log:
     from dynpr.batches import read_batches
-    from dynpr.experiments import options_from_config, run_kahn, run_random, run_temporal
+    from dynpr.experiments import options_from_config, read_input, run_kahn, run_random, run_temporal
     from dynpr.graph import Graph
     from dynpr.prepare import load_prepared
     from dynpr.results import git_commit, to_frame, write_csv
@@ -12,13 +12,13 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     p = snakemake.params
     dataset = snakemake.wildcards.dataset
     options, reference_tolerance = options_from_config(p.pagerank)
-    graph, _ = load_prepared(snakemake.input.graph)
-    batches = {f: read_batches(path) for f, path in zip(p.fractions, snakemake.input.batches, strict=True)}
+    graph, _ = read_input(snakemake.input.graph, load_prepared)
+    batches = {f: read_input(path, read_batches) for f, path in zip(p.fractions, snakemake.input.batches, strict=True)}
     common = dict(backend=p.backend, reference_tolerance=reference_tolerance, repeat=p.repeat, log=log,
                   commit=git_commit())
     log(f"{dataset}: {p.experiment} experiment, approaches {' '.join(p.approaches)}, backend {p.backend}")
     if p.experiment == "temporal":
-        base = Graph.load(snakemake.input.base)
+        base = read_input(snakemake.input.base, Graph.load)
         rows = run_temporal(dataset, base, batches, p.approaches, options, **common)
     else:
         rows = run_random(dataset, graph, batches, p.approaches, options, **common)
