@@ -229,3 +229,12 @@ def test_embedded_dataset_needs_no_network(monkeypatch):
     monkeypatch.setenv("DYNPR_MIRROR", "http://127.0.0.1:9")  # would fail if contacted
     ds = load_catalog()["CollegeMsg"]
     assert fetch_dataset(ds) == ds.embedded
+
+
+def test_progress_lines_for_large_files(server, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr("dynpr.download.PROGRESS_BYTES", 1000)
+    monkeypatch.setattr("dynpr.download.CHUNK", 4096)
+    with caplog.at_level("INFO", logger="dynpr.download"):
+        _get(server, tmp_path, "good.txt.gz", {"body": GOOD})
+    progress = [r.getMessage() for r in caplog.records if "% of" in r.getMessage()]
+    assert 5 <= len(progress) <= 11 and progress[-1].startswith("good.txt.gz: 100.0% of")

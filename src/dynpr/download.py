@@ -75,7 +75,7 @@ def make_session(retries: int = 5, backoff: float = 1.0) -> requests.Session:
     adapter = HTTPAdapter(max_retries=retry)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    session.headers["User-Agent"] = "dynpr (https://github.com/; dataset download)"
+    session.headers["User-Agent"] = "dynpr/0.1 (dataset download)"
     return session
 
 
@@ -177,12 +177,12 @@ def _copy_local(source: Path, part: Path) -> None:
         shutil.copyfileobj(fin, fout, CHUNK)
 
 
-def _progress(name: str, done: int, total: int | None, started: float, state: dict) -> None:
-    """Log a progress line every 10% (or every 256 MiB when the size is unknown)."""
+def _progress(name: str, done: int, total: int | None, started: float, state: dict, *, final: bool = False) -> None:
+    """Log a progress line every 10% (or every 256 MiB when the size is unknown), and at the end."""
     if total is not None and total < PROGRESS_BYTES:
         return
     step = total // 10 if total else 256 << 20
-    if done - state.get("last", 0) < step:
+    if not final and done - state.get("last", 0) < step:
         return
     state["last"] = done
     rate = done / max(time.monotonic() - started, 1e-9) / 1e6
@@ -203,8 +203,10 @@ def _http_fetch(url: str, part: Path, *, session: requests.Session, timeout: tup
         try:
             resp = session.get(url, stream=True, timeout=timeout, headers=headers)
         except requests.exceptions.RequestException as err:
-            raise DownloadError(f"{url}: cannot connect ({type(err).__name__}: {err}); check the network "
-                                f"or set ${MIRROR_ENV} to a mirror") from None
+            # with bytes already on disk keep them: the next run resumes
+            error = InterruptedDownloadError if offset else DownloadError
+            raise error(f"{url}: cannot connect ({type(err).__name__}: {err}); check the network "
+                        f"or set ${MIRROR_ENV} to a mirror") from None
         with resp:
             if resp.status_code == 416 and offset:
                 # nothing left to send: the part is complete (verification decides)
@@ -213,9 +215,13 @@ def _http_fetch(url: str, part: Path, *, session: requests.Session, timeout: tup
                 raise DownloadError(f"{url}: HTTP {resp.status_code} {resp.reason}; "
                                     + ("the file does not exist there: check the URL in datasets/catalog.yaml or the mirror"
                                        if resp.status_code in (403, 404, 410) else "server error after retries; try again later"))
-            append = offset > 0 and resp.status_code == 206
+            content_range = resp.headers.get("Content-Range", "")
+            append = offset > 0 and resp.status_code == 206 and content_range.startswith(f"bytes {offset}-")
             if offset and not append:
-                log.info("%s: server ignored the Range request; restarting from byte 0", name)
+                log.info("%s: server did not honour the Range request; restarting from byte 0", name)
+                if resp.status_code != 200:  # a 206 for some other range: ask again for everything
+                    part.unlink()
+                    continue
                 offset = 0
             length = resp.headers.get("Content-Length")
             total = offset + int(length) if length is not None else None
@@ -234,6 +240,7 @@ def _http_fetch(url: str, part: Path, *, session: requests.Session, timeout: tup
                 raise DownloadError(f"{part}: cannot write ({err}); check disk space") from None
             else:
                 if total is None or received >= total:
+                    _progress(name, received, total, started, state, final=True)
                     return
                 interrupted = f"connection closed at {received} of {total} bytes"
         failures = failures + 1 if received == offset else 1
