@@ -175,8 +175,8 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
 
 
 def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path, *,
-            source: str | Path | None = None, check: bool = True) -> dict:
-    """Prepare one dataset: parse, build, check against the catalog, write npz + json atomically.
+            source: str | Path | None = None) -> dict:
+    """Prepare one dataset: parse, build, check against the catalog's counts, write npz + json atomically.
 
     Parameters
     ----------
@@ -186,8 +186,6 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
         Outputs; nothing is written at either path unless everything succeeds.
     source : str or Path, optional
         Input file (default: the embedded copy, else ``datasets/raw/<file>``).
-    check : bool
-        Compare with the catalog's published counts.
 
     Returns
     -------
@@ -206,8 +204,7 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     stats = {"dataset": ds.name, "kind": ds.kind, "format": ds.format, **stats, "source_sha256": digest}
     if ds.kind == "generated":
         stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
-    if check:
-        check_counts(stats, ds)
+    check_counts(stats, ds)
     extra = {}
     if temporal is not None:
         extra = {"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]}
