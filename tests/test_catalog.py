@@ -108,3 +108,30 @@ def test_bad_config_is_rejected(repo_root, mutate):
     mutate(config)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(config, _config_schema(repo_root))
+
+
+# Paper Tables 3-4 (rounded to 3 significant digits): |V|, |E| (Table 4 counts the added
+# self-loops: |E| = nonzeros + rows - self-loops already present) and |E_T|.
+PAPER_TABLE4 = {
+    "indochina-2004": (7.41e6, 199e6), "arabic-2005": (22.7e6, 654e6), "uk-2005": (39.5e6, 961e6),
+    "webbase-2001": (118e6, 1.11e9), "it-2004": (41.3e6, 1.18e9), "sk-2005": (50.6e6, 1.98e9),
+    "com-LiveJournal": (4.00e6, 73.4e6), "com-Orkut": (3.07e6, 237e6), "asia_osm": (12.0e6, 37.4e6),
+    "europe_osm": (50.9e6, 159e6), "kmer_A2a": (171e6, 531e6), "kmer_V1r": (214e6, 679e6),
+}
+PAPER_TABLE3 = {"sx-mathoverflow": (24.8e3, 507e3, 240e3), "sx-askubuntu": (159e3, 964e3, 597e3),
+                "sx-superuser": (194e3, 1.44e6, 925e3), "wiki-talk-temporal": (1.14e6, 7.83e6, 3.31e6),
+                "sx-stackoverflow": (2.60e6, 63.4e6, 36.2e6)}
+
+
+def test_published_counts_agree_with_the_paper():
+    catalog = load_catalog()
+    for name, (vertices, edges) in PAPER_TABLE4.items():
+        ds = catalog[name]
+        assert ds.vertices == pytest.approx(vertices, rel=5e-3), name
+        # with self-loops added the edge count lies between |E| and |E| + |V|
+        assert ds.edges <= edges * 1.005 and ds.edges + ds.vertices >= edges * 0.995, name
+    for name, (vertices, temporal, static) in PAPER_TABLE3.items():
+        ds = catalog[name]
+        assert ds.vertices == pytest.approx(vertices, rel=5e-3), name
+        assert ds.temporal_edges == pytest.approx(temporal, rel=5e-3), name
+        assert ds.edges == pytest.approx(static, rel=5e-3), name
