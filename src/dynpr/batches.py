@@ -268,6 +268,8 @@ def batch_rng(seed: int, dataset: str, fraction: float, repeat: int) -> np.rando
     The dataset name enters through ``zlib.crc32`` and the fraction through the
     bits of its float64 value, so the stream is the same in every process and
     on every platform (Python's ``hash()`` of a string changes between runs).
+    NumPy keeps a Generator's streams stable within a version; a NumPy upgrade
+    may change the batches drawn.
 
     Parameters
     ----------
