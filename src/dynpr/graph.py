@@ -22,6 +22,21 @@ def edge_keys(src: np.ndarray, dst: np.ndarray, num_vertices: int) -> np.ndarray
     return src.astype(np.int64) * np.int64(num_vertices) + dst.astype(np.int64)
 
 
+def unique_sorted(keys: np.ndarray) -> np.ndarray:
+    """Sorted unique values of an int64 array.
+
+    Sort plus a neighbour compare: NumPy 2.3+'s hash-based ``np.unique`` is
+    about 15x slower on tens of millions of edge keys.
+    """
+    keys = np.sort(keys)
+    if keys.size:
+        keep = np.empty(keys.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+        keys = keys[keep]
+    return keys
+
+
 def _csr_from_sorted(rows: np.ndarray, cols: np.ndarray, num_vertices: int):
     counts = np.bincount(rows, minlength=num_vertices)
     offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
@@ -86,7 +101,7 @@ class Graph:
         if self_loops:
             loops = np.arange(num_vertices, dtype=np.int64)
             keys = np.concatenate([keys, loops * np.int64(num_vertices) + loops])
-        return cls.from_keys(np.unique(keys), num_vertices)
+        return cls.from_keys(unique_sorted(keys), num_vertices)
 
     @classmethod
     def from_keys(cls, keys: np.ndarray, num_vertices: int) -> "Graph":

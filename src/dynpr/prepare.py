@@ -17,7 +17,7 @@ import numpy as np
 
 from dynpr.catalog import Dataset, get_dataset, load_catalog
 from dynpr.fileio import write_text_atomic
-from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph
+from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, unique_sorted
 from dynpr.io import EdgeData, read_edges
 from dynpr.rmat import rmat_edges
 
@@ -34,12 +34,6 @@ def sha256_file(path: str | Path) -> str:
     """Hex SHA-256 of a file, read in 1 MiB blocks."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
-def _sorted_unique(keys: np.ndarray) -> np.ndarray:
-    # sort + neighbour compare: several times faster than np.unique (hash-based in NumPy 2.3+)
-    keys = np.sort(keys)
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
 
 
 def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, dict]:
@@ -93,7 +87,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
     seen[dst] = True
     loops_in = src == dst
     n64 = np.int64(n)
-    keys = _sorted_unique(src.astype(np.int64) * n64 + dst)
+    keys = unique_sorted(src.astype(np.int64) * n64 + dst)
     distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
     # add the self-loops the input lacks; both runs are sorted, so the stable
     # sort (timsort) is a linear merge

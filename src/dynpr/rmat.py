@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dynpr.graph import unique_sorted
+
 #: Graph500 quadrant probabilities (d = 1 - a - b - c = 0.05)
 GRAPH500_ABC = (0.57, 0.19, 0.19)
 
@@ -50,9 +52,7 @@ def rmat_edges(
     src = perm[src]
     dst = perm[dst]
     keep = src != dst
-    keys = np.sort(src[keep].astype(np.int64) * n + dst[keep])
-    # sort + neighbour compare: several times faster than np.unique (hash-based in NumPy 2.3+)
-    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    keys = unique_sorted(src[keep].astype(np.int64) * n + dst[keep])
     rows, cols = np.divmod(keys, n)
     return rows.astype(np.int32), cols.astype(np.int32)
 
