@@ -109,7 +109,8 @@ class Graph:
         n = np.int64(num_vertices)
         rows, cols = np.divmod(keys, n)
         offsets, targets = _csr_from_sorted(rows, cols, num_vertices)
-        order = np.argsort(cols * n + rows)
+        # keys are sorted by row, so a stable sort by column orders the transpose by (col, row)
+        order = np.argsort(cols, kind="stable")
         in_offsets, sources = _csr_from_sorted(cols[order], rows[order], num_vertices)
         return cls(offsets, targets, in_offsets, sources)
 
