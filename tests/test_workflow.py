@@ -103,10 +103,8 @@ def test_plotting_change_rerenders_without_rerunning(workflow):
 
 
 def test_tolerance_change_reruns_runs_but_not_batches(workflow):
-    config = yaml.safe_load((workflow / "config.yaml").read_text())
-    config["pagerank"]["prune_tolerance"] = 1e-5
-    (workflow / "config.yaml").write_text(yaml.safe_dump(config))
-    jobs = planned_jobs(workflow, "figures")
+    (workflow / "tolerance.yaml").write_text("pagerank:\n  prune_tolerance: 1.0e-5\n")
+    jobs = planned_jobs(workflow, "figures", "--configfile", "tolerance.yaml")  # merged into config.yaml
     assert jobs.get("run_experiment") == 1, jobs
     assert not UPSTREAM & set(jobs), jobs
 
@@ -117,3 +115,10 @@ def test_unknown_dataset_is_one_clear_line(workflow):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "dynpr: unknown dataset 'NoSuchGraph'" in proc.stdout + proc.stderr
+
+
+def test_report_has_every_figure_with_its_caption(workflow):
+    snakemake(workflow, "--report", "report.html")
+    text = (workflow / "report.html").read_text()
+    assert "Seed 003 Fig. 3 analogue" in text
+    assert "analogue for CollegeMsg" in text  # caption template filled per dataset
