@@ -36,3 +36,4 @@ extern "C" __global__ void kahn_remove(const int* frontier, int count, const lon
     if (atomicSub(&indeg[w], 1) == 1) next[atomicAdd(next_count, 1)] = w;
   }
 }
+

@@ -37,10 +37,13 @@ extern "C" __global__ void partition_scatter(const long long* offsets, int n, in
 // Finish vertex v given c = sum over in-neighbours u of R[u]/d[u]; returns
 // |r - R[v]|. DF-P uses the closed form of Eq. 2-3 (c includes the
 // self-loop's term, which the closed form takes out again).
-template <bool FRONTIER, bool PRUNE>
+// With PRC the contribution r/d[v] of the next iteration is written too
+// (seed 001's precomputed contributions), so gathers read one double per edge.
+template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
                                                 double* Rnew, unsigned char* dv, unsigned char* dn,
-                                                double c0, double alpha, double tau_f, double tau_p) {
+                                                double c0, double alpha, double tau_f, double tau_p,
+                                                double* Cnew = nullptr) {
   const double rv = R[v];
   double r;
   if (PRUNE) {
@@ -56,6 +59,7 @@ __device__ __forceinline__ double finish_vertex(int v, double c, const double* i
     if (rel > tau_f) dn[v] = 1;            // its out-neighbours get expanded later
   }
   Rnew[v] = r;
+  if (PRC) Cnew[v] = r * inv_degree[v];
   return dr;
 }
 
@@ -140,7 +144,8 @@ template <bool LISTED>
 __global__ void __launch_bounds__(kBlock) expand_thread(const int* ids, int count, const long long* offsets,
                                                         const int* targets, int degree_switch,
                                                         const unsigned char* dn, unsigned char* dv,
-                                                        unsigned char* ever) {
+                                                        unsigned char* ever, const int* done) {
+  if (*done) return;  // converged: the iterations after it are no-ops
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const int u = LISTED ? ids[i] : i;
@@ -159,7 +164,8 @@ template <bool LISTED>
 __global__ void __launch_bounds__(kBlock) expand_block(const int* ids, int count, const long long* offsets,
                                                        const int* targets, int degree_switch,
                                                        const unsigned char* dn, unsigned char* dv,
-                                                       unsigned char* ever) {
+                                                       unsigned char* ever, const int* done) {
+  if (*done) return;
   const int i = blockIdx.x;
   if (i >= count) return;
   const int u = LISTED ? ids[i] : i;
@@ -204,4 +210,140 @@ extern "C" __global__ void bfs_step(int n, const long long* offsets, const int* 
     }
   }
   if (any) *found = 1;
+}
+
+// ---- issue 7: degree classes, precomputed contributions, device-side stop --
+
+// Sort vertex ids into degree classes: class k holds deg in (bounds[k-1],
+// bounds[k]] (bounds[-1] = -1) and goes to ids[k * n + ...]. Positions come
+// from block-local shared atomics and one global atomic per class and block,
+// so a class list is in no particular order; that changes no rank, since
+// each vertex's sum depends only on its class's kernel.
+constexpr int kMaxClasses = 4;
+extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
+    const long long* offsets, int n, const long long* bounds, int num_classes, int* counts, int* ids) {
+  __shared__ int local[kMaxClasses], base[kMaxClasses];
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (threadIdx.x < kMaxClasses) local[threadIdx.x] = 0;
+  __syncthreads();
+  int k = 0, pos = 0;
+  if (v < n) {
+    const long long d = offsets[v + 1] - offsets[v];
+    while (k < num_classes - 1 && d > bounds[k]) ++k;
+    pos = atomicAdd(&local[k], 1);
+  }
+  __syncthreads();
+  if (threadIdx.x < num_classes) base[threadIdx.x] = atomicAdd(&counts[threadIdx.x], local[threadIdx.x]);
+  __syncthreads();
+  if (v < n) ids[static_cast<long long>(k) * n + base[k] + pos] = v;
+}
+
+// G lanes per vertex (G = 1: thread, 8: sub-warp, 32: warp, kBlock: block).
+// Lanes stride the in-edges, a shuffle (or block) reduction sums them in a
+// fixed order, lane 0 finishes the vertex. LISTED walks ids[0, count);
+// otherwise items are all vertices and only those with lo < deg <= hi are
+// handled. PRC gathers C[u] = R[u]/d[u] (one double per edge) instead of
+// R[u] * inv_degree[u] (two), and writes Cnew for the next iteration. Every
+// kernel returns at once when *done is set, so iterations launched past
+// convergence change nothing.
+template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
+__global__ void __launch_bounds__(kBlock) rank_group(
+    const int* ids, int count, const long long* in_offsets, const int* sources, const double* inv_degree,
+    const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv, unsigned char* dn,
+    long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p, double* delta,
+    const int* done) {
+  if (*done) return;
+  const long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+  const int lane = threadIdx.x % G;
+  bool active = item < count;
+  int v = 0;
+  long long begin = 0, end = 0;
+  if (active) {
+    v = LISTED ? ids[item] : static_cast<int>(item);
+    begin = in_offsets[v];
+    end = in_offsets[v + 1];
+    if (!LISTED) active = end - begin > lo && end - begin <= hi;
+  }
+  // v is shared by the G lanes of a group, so 'active' is uniform over it.
+  if (active && AFFECTED && !dv[v]) {
+    if (lane == 0) {
+      Rnew[v] = R[v];
+      if (PRC) Cnew[v] = C[v];
+    }
+    active = false;
+  }
+  double c = 0.0;
+  if (active) {
+    for (long long e = begin + lane; e < end; e += G) {
+      const int u = sources[e];
+      c += PRC ? C[u] : R[u] * inv_degree[u];
+    }
+  }
+  double change = 0.0;
+  if constexpr (G == kBlock) {
+    c = dynpr::block_sum(c);
+    if (threadIdx.x == 0 && active) {
+      change = finish_vertex<FRONTIER, PRUNE, PRC>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p, Cnew);
+      if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+    }
+  } else {
+    for (int off = G / 2; off > 0; off >>= 1) c += __shfl_down_sync(0xffffffffu, c, off, G);
+    if (active && lane == 0)
+      change = finish_vertex<FRONTIER, PRUNE, PRC>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p, Cnew);
+    change = dynpr::block_max(change);
+    if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+  }
+}
+
+// One iteration's bookkeeping on the device: count it, stop when the
+// L-infinity change is <= tau or the cap is reached, and reset the change
+// slot for the next iteration. state = {iterations, done}.
+extern "C" __global__ void finish_iteration(double* delta, int* state, double tau, int max_iterations) {
+  if (state[1]) return;
+  const double change = *delta;
+  *delta = 0.0;
+  state[0] += 1;
+  if (change <= tau || state[0] >= max_iterations) state[1] = 1;
+}
+
+// dn = 0 before an iteration (skipped once converged).
+extern "C" __global__ void clear_flags(unsigned char* flags, int n, const int* done) {
+  if (*done) return;
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n) flags[v] = 0;
+}
+
+// C = R / d, the precomputed contributions of the starting ranks.
+extern "C" __global__ void contributions(const double* R, const double* inv_degree, int n, double* C) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n) C[v] = R[v] * inv_degree[v];
+}
+
+// ---- push with atomics (seed 000 "GPU naive"; Gunrock/Hornet style) --------
+
+// Every u adds R[u]/d[u] to each out-neighbour's accumulator.
+extern "C" __global__ void __launch_bounds__(kBlock) push_scatter(
+    int n, const long long* offsets, const int* targets, const double* R, const double* inv_degree,
+    double* acc, const int* done) {
+  if (*done) return;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  if (u >= n) return;
+  const double x = R[u] * inv_degree[u];
+  for (long long e = offsets[u]; e < offsets[u + 1]; ++e) atomicAdd(&acc[targets[e]], x);
+}
+
+// Rnew = C0 + alpha * acc; acc is cleared for the next iteration.
+extern "C" __global__ void __launch_bounds__(kBlock) push_finish(
+    int n, const double* R, double* Rnew, double* acc, double c0, double alpha, double* delta, const int* done) {
+  if (*done) return;
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  double change = 0.0;
+  if (v < n) {
+    const double r = c0 + alpha * acc[v];
+    acc[v] = 0.0;
+    Rnew[v] = r;
+    change = fabs(r - R[v]);
+  }
+  change = dynpr::block_max(change);
+  if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
 }

@@ -191,3 +191,90 @@ def test_kahn_on_graph_with_self_loops_processes_nothing():
     result = kahn(graph, backend="gpu")
     assert (result.processed, result.levels, result.is_dag) == (0, 0, False)
     assert len(result.remaining) == graph.num_vertices
+
+
+# ---- issue 7: kernel variants, device-side convergence, persistent Kahn ----
+
+from dynpr.dag import random_dag  # noqa: E402
+from dynpr.gpu import VARIANTS  # noqa: E402
+from dynpr.gpu.kahn import kahn as gpu_kahn  # noqa: E402
+
+FULL_VARIANTS = ("classes", "classes_sync", "partitioned", "partitioned_prc")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "web-NotreDame", "rmat14"))
+def test_static_variant_matches_cpu(name, variant):
+    graph = load(name)
+    options = replace(OPTIONS, variant=variant)
+    cpu = cpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    gpu = gpu_pagerank.update("static", None, graph, None, None, options)
+    assert gpu.iterations == cpu.iterations
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+    assert gpu.time_ms > 0 and gpu.affected == graph.num_vertices
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_variant_cap_and_initial(variant):
+    # The cap stops mid-way (device-side counter) and the result is the last Rnew.
+    graph = load("rmat14")
+    initial = np.random.default_rng(5).random(graph.num_vertices)
+    options = replace(OPTIONS, max_iterations=7)
+    cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
+    gpu = gpu_pagerank.update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
+    assert gpu.iterations == cpu.iterations == 7
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+
+
+@pytest.mark.parametrize("iterations", (1, 2, 3, 4, 5, 17, 20, 21))
+def test_graph_replay_stops_at_the_cap(iterations):
+    # Caps on both sides of the replay sizes (4, then 16 per replay).
+    graph = load("CollegeMsg")
+    options = replace(OPTIONS, max_iterations=iterations)
+    cpu = cpu_pagerank.update("static", None, graph, None, None, options)
+    gpu = gpu_pagerank.update("static", None, graph, None, None, options)
+    assert gpu.iterations == iterations
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+
+
+@pytest.mark.parametrize("variant", FULL_VARIANTS)
+@pytest.mark.parametrize("approach", DYNAMIC)
+@pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "rmat14"))
+def test_dynamic_variants_within_twice_cpu(name, approach, variant):
+    old, new, batch, previous, ref = scenario(name)
+    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    gpu = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant=variant))
+    assert l1_error(gpu.ranks, ref) <= 2 * l1_error(cpu.ranks, ref) + 1e-13
+    assert abs(gpu.iterations - cpu.iterations) <= (0 if approach in ("nd", "dt") else 1)
+    if approach in ("nd", "dt"):
+        assert gpu.affected == cpu.affected
+
+
+@pytest.mark.parametrize("variant", sorted(set(VARIANTS) - set(FULL_VARIANTS)))
+def test_static_only_variants_refuse_dynamic(variant):
+    old, new, batch, previous, _ = scenario("CollegeMsg")
+    with pytest.raises(ValueError, match="static and nd only"):
+        gpu_pagerank.update("dfp", old, new, batch, previous, replace(OPTIONS, variant=variant))
+
+
+@pytest.mark.parametrize("driver", ("persistent", "levels"))
+@pytest.mark.parametrize("case", ("wide", "deep", "cyclic", "rmat14"))
+def test_kahn_drivers_match_cpu(case, driver):
+    if case == "wide":
+        graph = random_dag(20_000, 200_000, seed=1)
+    elif case == "deep":
+        graph = random_dag(30_000, 120_000, depth=5_000, seed=2)
+    elif case == "cyclic":  # a DAG plus one back edge closing a cycle in the middle
+        dag = random_dag(5_000, 40_000, depth=50, seed=3)
+        src, dst = dag.edges()
+        graph = Graph.from_edges(np.append(src, 4_000), np.append(dst, 100), 5_000, self_loops=False)
+    else:
+        graph = load("rmat14").without_self_loops()
+    cpu = kahn(graph, backend="cpu")
+    gpu = gpu_kahn(graph, driver=driver)
+    assert (gpu.is_dag, gpu.processed, gpu.levels) == (cpu.is_dag, cpu.processed, cpu.levels)
+    np.testing.assert_array_equal(gpu.remaining, cpu.remaining)
+    if case == "deep":
+        assert gpu.levels == 5_000
+    if case == "cyclic":
+        assert not gpu.is_dag and len(gpu.remaining) > 0

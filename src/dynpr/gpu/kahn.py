@@ -4,8 +4,12 @@ In-degrees come from the transpose's offsets; the vertices at zero are
 flagged and compacted by an inclusive scan into the first frontier. Each
 level removes the frontier with atomic decrements on its out-neighbours;
 those reaching zero are appended to the next frontier by an atomic counter
-(one counter slot per level, so none needs resetting). One host read (the
-counter) per level decides whether to go on. Timed with CUDA events,
+(one counter slot per level, so none needs resetting).
+
+Two drivers: ``persistent`` (the default) runs every level inside one
+cooperative kernel with a grid-wide sync between levels, so deep DAGs pay no
+host round trip per level; ``levels`` launches one kernel per level and reads
+the counter back each time (issue 5's design). Timed with CUDA events,
 uploads and allocations excluded.
 """
 
@@ -42,6 +46,27 @@ def _levels(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, f
     return processed, levels
 
 
+def _persistent_grid(cupy) -> int:
+    """Blocks of the cooperative launch: 4 per multiprocessor (the kernel uses
+    40 registers per thread, so 4 blocks of 256 threads fit on an SM; the
+    cooperative launch fails rather than deadlock if they do not)."""
+    return 4 * cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
+def _persistent(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
+    """All levels in one cooperative launch; returns (per-level frontier sizes,
+    levels) as device arrays, read back by the caller after timing (the sizes
+    beyond the last level stay zero, so their sum is the processed count)."""
+    kernels["kahn_in_degree"](_grid(n), (BLOCK,), (in_offsets, np.int32(n), indeg, flag))
+    cupy.cumsum(flag, out=scan)
+    kernels["kahn_compact"](_grid(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
+    counts[:1] = scan[-1:]  # the first frontier's size, device to device
+    levels_out = flag[:1]  # flag is free again once the frontier is compacted
+    loader.kahn_persistent_kernel()((_persistent_grid(cupy),), (BLOCK,),
+                                    (frontier, nxt, offsets, targets, indeg, counts, levels_out))
+    return counts, levels_out[0]
+
+
 def _buffers(cupy, graph):
     n = graph.num_vertices
     return (cupy.asarray(graph.offsets), cupy.asarray(graph.targets), cupy.asarray(graph.in_offsets),
@@ -56,16 +81,22 @@ def _warm_up() -> None:
 
     cupy = loader.require_cupy()
     graph = Graph.from_edges(np.array([0, 0, 1]), np.array([1, 2, 2]), self_loops=False)
-    _levels(loader.kahn_kernels(), cupy, graph.num_vertices, *_buffers(cupy, graph))
+    for driver in DRIVERS.values():
+        driver(loader.kahn_kernels(), cupy, graph.num_vertices, *_buffers(cupy, graph))
 
 
-def kahn(graph):
+DRIVERS = {"persistent": _persistent, "levels": _levels}
+
+
+def kahn(graph, *, driver: str = "persistent"):
     """Kahn's algorithm on the GPU; the same contract as ``dynpr.kahn.kahn``.
 
     Parameters
     ----------
     graph : dynpr.graph.Graph
         Run it on ``graph.without_self_loops()``: a self-loop makes its vertex cyclic.
+    driver : {"persistent", "levels"}
+        One cooperative kernel for all levels, or a launch and a host read per level.
 
     Returns
     -------
@@ -77,10 +108,14 @@ def kahn(graph):
     ------
     RuntimeError
         If CuPy or a CUDA device is missing.
+    ValueError
+        For an unknown driver.
     """
     from dynpr.backend import device_name
     from dynpr.kahn import KahnResult  # the CPU module owns the result type
 
+    if driver not in DRIVERS:
+        raise ValueError(f"unknown Kahn driver {driver!r}; known: {sorted(DRIVERS)}")
     cupy = loader.require_cupy()
     kernels = loader.kahn_kernels()
     _warm_up()
@@ -91,9 +126,11 @@ def kahn(graph):
     buffers = _buffers(cupy, graph)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()
-    processed, levels = _levels(kernels, cupy, n, *buffers)
+    processed, levels = DRIVERS[driver](kernels, cupy, n, *buffers)
     end.record()
     end.synchronize()
+    if driver == "persistent":
+        processed, levels = int(processed.sum()), int(levels)
     indeg = buffers[3]
     # A processed vertex's in-degree reached zero; the others kept a positive one.
     remaining = cupy.asnumpy(cupy.flatnonzero(indeg != 0)).astype(np.int32)

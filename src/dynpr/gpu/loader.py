@@ -87,13 +87,27 @@ def expand_kernel_name(kind: str, listed: bool) -> str:
     return f"expand_{kind}<{_bools(listed)}>"
 
 
+# Lanes per vertex of the rank_group kernels (256 = dynpr::kBlock: a block).
+GROUP_SIZES = (1, 8, 32, 256)
+
+
+def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], prc: bool) -> str:
+    """Template name of a ``rank_group`` kernel (``lanes`` per vertex)."""
+    return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
+
+
 # Template instantiations go through NVRTC name expressions; extern "C"
-# kernels are found by their plain names.
+# kernels are found by their plain names. The PRC group kernels serve every
+# approach (the default variant); the plain-gather ones (seed 000/001's
+# designs) serve Static and ND only.
 PAGERANK_TEMPLATES = tuple(
     [rank_kernel_name(k, listed, mode) for k in ("thread", "block") for listed in (False, True) for mode in RANK_MODES]
     + [expand_kernel_name(k, listed) for k in ("thread", "block") for listed in (False, True)]
+    + [group_kernel_name(g, listed, mode, True) for g in GROUP_SIZES for listed in (False, True) for mode in RANK_MODES]
+    + [group_kernel_name(g, False, RANK_MODES[0], False) for g in GROUP_SIZES]
 )
-PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step")
+PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "degree_classes",
+                  "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish")
 KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
 
 
@@ -108,15 +122,17 @@ class Kernels:
 
 
 @functools.cache
-def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...]) -> Kernels:
+def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], cooperative: bool = False) -> Kernels:
     """Compile ``kernels/<source>`` once per process and load every named kernel.
 
     Getting every function here loads the module onto the device now, so the
     first timed launch pays neither compilation nor module loading.
+    ``cooperative`` launches the module's kernels with
+    ``cuLaunchCooperativeKernel`` (grid-wide sync through cooperative groups).
     """
     cupy = require_cupy()
     raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
-                         name_expressions=list(templates) or None)
+                         name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
     return Kernels(raw, templates + plain)
 
 
@@ -128,3 +144,8 @@ def pagerank_kernels() -> Kernels:
 def kahn_kernels() -> Kernels:
     """The kernels of ``kernels/kahn.cu``."""
     return module("kahn.cu", (), KAHN_PLAIN)
+
+
+def kahn_persistent_kernel():
+    """``kahn_persistent`` from ``kernels/kahn_persistent.cu``, launched cooperatively."""
+    return module("kahn_persistent.cu", (), ("kahn_persistent",), True)["kahn_persistent"]

@@ -135,8 +135,111 @@ class PartitionedRanks:
             self.kernels[self.names["block"]]((g.n,), (BLOCK,), (g.sources, n) + tail)
 
 
-# One rank-step class per entry of dynpr.gpu.VARIANTS (issue 7 adds more).
-RANK_STEPS = {"partitioned": PartitionedRanks}
+class ClassRanks:
+    """Rank step over degree classes: class k takes the vertices with in-degree
+    in ``(bounds[k-1], bounds[k]]`` and ``lanes[k]`` lanes per vertex (1 thread,
+    8 sub-warp, 32 warp, 256 block), listed by a one-launch classification
+    (partition levels ``in``/``in_out``) or selected by degree inside each
+    launch (``none``). ``prc`` gathers precomputed contributions R[u]/d[u].
+    Every launch is gated by the device-side ``done`` flag."""
+
+    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc):
+        self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
+        self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
+        # One class needs no list: every vertex belongs to it.
+        self.listed = options.partition in ("in", "in_out") and len(self.lanes) > 1
+        self.names = [loader.group_kernel_name(k, self.listed, mode, prc) for k in self.lanes]
+        k = len(self.lanes)
+        limits = (-1,) + self.bounds + (1 << 62,)
+        self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
+        self.counts = [graph.n] * k
+        if self.listed:
+            self.bounds_dev = cupy.asarray(np.array(self.bounds or (0,), dtype=np.int64))
+            self.class_counts = cupy.zeros(k, dtype=cupy.int32)
+            self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
+
+    def prepare(self) -> None:
+        """Classify by in-degree (timed as ``partition_ms``); reads the class sizes back."""
+        if self.listed:
+            g = self.g
+            self.class_counts.fill(0)
+            self.kernels["degree_classes"](_grid(g.n), (BLOCK,), (g.in_offsets, np.int32(g.n), self.bounds_dev,
+                                                                 np.int32(len(self.lanes)), self.class_counts,
+                                                                 self.ids))
+            self.counts = [int(c) for c in self.class_counts.get()]
+
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, done) -> None:
+        """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``."""
+        g, o = self.g, self.options
+        for k, lanes in enumerate(self.lanes):
+            count = self.counts[k]
+            if not count:
+                continue
+            ids = self.ids[k] if self.listed else g.sources  # unlisted kernels ignore the id array
+            grid = (count,) if lanes == BLOCK else _grid(count * lanes)
+            lo, hi = self.ranges[k]
+            self.kernels[self.names[k]](grid, (BLOCK,), (
+                ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
+                np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha), np.float64(o.frontier_tolerance),
+                np.float64(o.prune_tolerance), delta, done))
+
+
+class PushRanks:
+    """Seed 000's naive push: every vertex adds R[u]/d[u] to its out-neighbours
+    with atomicAdd, then a map finishes the ranks (Static and ND only)."""
+
+    prc = False
+
+    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
+        self.kernels, self.g, self.options = kernels, graph, options
+        self.acc = cupy.zeros(graph.n, dtype=cupy.float64)
+
+    def prepare(self) -> None:
+        """Nothing to partition."""
+
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, done) -> None:
+        g, o = self.g, self.options
+        n = np.int32(g.n)
+        self.kernels["push_scatter"](_grid(g.n), (BLOCK,), (n, g.offsets, g.targets, R, g.inv_degree, self.acc, done))
+        self.kernels["push_finish"](_grid(g.n), (BLOCK,), (n, R, Rnew, self.acc, np.float64((1.0 - o.alpha) / g.n),
+                                                          np.float64(o.alpha), delta, done))
+
+
+# Degree classes of the default: a thread up to 8 in-edges, 8 lanes up to 64,
+# a warp up to 1024, a block above.
+CLASS_LANES, CLASS_BOUNDS = (1, 8, 32, BLOCK), (8, 64, 1024)
+# Iterations per CUDA graph replay: a short first graph (dynamic runs often
+# converge in a few iterations), then longer ones.
+GRAPH_ITERATIONS = (4, 16)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How a variant computes ranks: its step, whether it serves only Static/ND,
+    and whether iterations are replayed from CUDA graphs (else one host read per iteration)."""
+
+    make: object
+    static_only: bool
+    graphs: bool
+
+
+def _classes(lanes, bounds, prc):
+    return lambda kernels, cupy, g, mode, options: ClassRanks(
+        kernels, cupy, g, mode, options, lanes, bounds(options) if callable(bounds) else bounds, prc)
+
+
+# One entry per name in dynpr.gpu.VARIANTS except "partitioned" (seed 003's
+# baseline, PartitionedRanks, driven by _run) and "cusparse" (_run_cusparse).
+GATED_VARIANTS = {
+    "classes": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True), False, True),
+    "classes_sync": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True), False, False),
+    "partitioned_prc": Variant(_classes((1, BLOCK), lambda o: (o.degree_switch,), True), False, False),
+    "pull_thread": Variant(_classes((1,), (), False), True, False),
+    "pull_warp": Variant(_classes((32,), (), False), True, False),
+    "pull_block": Variant(_classes((BLOCK,), (), False), True, False),
+    "push_atomic": Variant(PushRanks, True, False),
+}
+DEFAULT_VARIANT = "classes"
 
 
 class Expansion:
@@ -154,9 +257,10 @@ class Expansion:
             g = self.g
             self.partition.compute(self.kernels, self.cupy, g.offsets, g.n, self.options.degree_switch)
 
-    def expand(self, dn, dv, ever) -> None:
+    def expand(self, dn, dv, ever, done) -> None:
+        """Launch the expansion; it does nothing once ``done[0]`` is set."""
         g = self.g
-        tail = (g.offsets, g.targets, np.int32(self.options.degree_switch), dn, dv, ever)
+        tail = (g.offsets, g.targets, np.int32(self.options.degree_switch), dn, dv, ever, done)
         thread = loader.expand_kernel_name("thread", self.listed)
         block = loader.expand_kernel_name("block", self.listed)
         if self.listed:
@@ -189,15 +293,14 @@ def _reachable(kernels, cupy, graph: DeviceGraph, del_src, ins_src, frontier, nx
 
 
 def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks, options: PageRankOptions):
-    """Allocate, then time partition / marking / iterations with CUDA events."""
+    """Seed 003's baseline (variant ``partitioned``): allocate, then time
+    partition / marking / iterations with CUDA events, one host read of the
+    change per iteration."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     n = g.n
     affected_mode, frontier_mode, _ = MODES[approach]
-    variant = options.variant or "partitioned"
-    if variant not in RANK_STEPS:
-        raise ValueError(f"unknown GPU variant {options.variant!r}; known: {sorted(RANK_STEPS)}")
-    ranks_step = RANK_STEPS[variant](kernels, cupy, g, MODES[approach], options)
+    ranks_step = PartitionedRanks(kernels, cupy, g, MODES[approach], options)
     expansion = Expansion(kernels, cupy, g, options) if frontier_mode else None
 
     R = cupy.asarray(start_ranks, dtype=cupy.float64)
@@ -211,6 +314,7 @@ def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks
         ins_src = cupy.asarray(batch.ins_src)
     if approach == "dt":
         bfs = [cupy.zeros(n, dtype=cupy.uint8) for _ in range(3)] + [cupy.zeros(1, dtype=cupy.int32)]
+    never_done = cupy.zeros(1, dtype=cupy.int32)  # the baseline checks convergence on the host
     events = [cupy.cuda.Event() for _ in range(4)]
 
     events[0].record()
@@ -226,7 +330,7 @@ def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks
         nd, ni = batch.deletions, batch.insertions
         kernels["mark_initial"](_grid(nd + ni), (BLOCK,),
                                 (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
-        expansion.expand(dn, dv, ever)
+        expansion.expand(dn, dv, ever, never_done)
     events[2].record()
     iterations = 0
     while True:
@@ -239,7 +343,7 @@ def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks
         if change <= options.tolerance or iterations >= options.max_iterations:
             break
         if frontier_mode:
-            expansion.expand(dn, dv, ever)
+            expansion.expand(dn, dv, ever, never_done)
     events[3].record()
     events[3].synchronize()
 
@@ -257,6 +361,152 @@ def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks
     return cupy.asnumpy(R), iterations, phases, affected
 
 
+def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks, options: PageRankOptions,
+               variant: Variant):
+    """Every variant but the baseline and cuSPARSE. Convergence is decided on
+    the device: ``finish_iteration`` counts each iteration and sets ``done``
+    at the first change <= tau (or at the cap), and every later kernel returns
+    at once, so the host may launch iterations ahead and read the state only
+    now and then. With ``variant.graphs`` the iterations are captured into
+    CUDA graphs (a few at a time, captured after the partition is known and
+    before marking starts; capture and instantiation are host work outside the
+    timed phases, like compilation) and replayed with one host read per
+    replay; otherwise one host read per iteration, as in the baseline."""
+    cupy = loader.require_cupy()
+    kernels = loader.pagerank_kernels()
+    n = g.n
+    affected_mode, frontier_mode, _ = MODES[approach]
+    ranks_step = variant.make(kernels, cupy, g, MODES[approach], options)
+    expansion = Expansion(kernels, cupy, g, options) if frontier_mode else None
+    prc = ranks_step.prc
+
+    ranks = [cupy.asarray(start_ranks, dtype=cupy.float64)]
+    ranks.append(ranks[0].copy())
+    contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if prc else [ranks[0], ranks[0]]
+    dv = cupy.zeros(n, dtype=cupy.uint8)
+    dn = cupy.zeros(n, dtype=cupy.uint8)
+    ever = cupy.zeros(n, dtype=cupy.uint8)
+    delta = cupy.zeros(1, dtype=cupy.float64)
+    state = cupy.zeros(2, dtype=cupy.int32)  # iterations done, converged flag
+    done = state[1:]
+    if affected_mode:
+        del_src, del_dst = cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst)
+        ins_src = cupy.asarray(batch.ins_src)
+    if approach == "dt":
+        bfs = [cupy.zeros(n, dtype=cupy.uint8) for _ in range(3)] + [cupy.zeros(1, dtype=cupy.int32)]
+
+    def iteration(j: int) -> None:
+        """Iteration j reads buffer j % 2 and writes the other one."""
+        a, b = j % 2, 1 - j % 2
+        if frontier_mode:
+            kernels["clear_flags"](_grid(n), (BLOCK,), (dn, np.int32(n), done))
+        ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, done)
+        kernels["finish_iteration"]((1,), (1,), (delta, state, np.float64(options.tolerance),
+                                                 np.int32(options.max_iterations)))
+        if frontier_mode:
+            expansion.expand(dn, dv, ever, done)
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        events = [cupy.cuda.Event() for _ in range(5)]
+        events[0].record()
+        ranks_step.prepare()
+        if expansion:
+            expansion.prepare()
+        events[1].record()
+        graphs = []
+        if variant.graphs:
+            events[1].synchronize()
+            for count in GRAPH_ITERATIONS:  # even counts: a replay ends on buffer 0 again
+                stream.begin_capture()
+                for j in range(count):
+                    iteration(j)
+                graphs.append(stream.end_capture())
+        events[2].record()
+        if approach == "dt":
+            for graph in (g_old, g):
+                _reachable(kernels, cupy, graph, del_src, ins_src, *bfs)
+                cupy.bitwise_or(dv, bfs[2], out=dv)
+        elif frontier_mode:
+            nd, ni = batch.deletions, batch.insertions
+            kernels["mark_initial"](_grid(nd + ni), (BLOCK,),
+                                    (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
+            expansion.expand(dn, dv, ever, done)
+        events[3].record()
+        if prc:
+            kernels["contributions"](_grid(n), (BLOCK,), (ranks[0], g.inv_degree, np.int32(n), contrib[0]))
+        launched = 0
+        while True:
+            if graphs:
+                graphs[min(launched, len(graphs) - 1)].launch(stream)
+            else:
+                iteration(launched)
+            launched += 1
+            if int(state[1]):  # the read synchronizes the stream
+                break
+        events[4].record()
+        events[4].synchronize()
+
+    iterations = int(state[0])
+    phases = {
+        "partition_ms": cupy.cuda.get_elapsed_time(events[0], events[1]),
+        "mark_ms": cupy.cuda.get_elapsed_time(events[2], events[3]),
+        "compute_ms": cupy.cuda.get_elapsed_time(events[3], events[4]),
+    }
+    if approach == "dt":
+        affected = int(cupy.count_nonzero(dv))
+    elif frontier_mode:
+        affected = int(cupy.count_nonzero(ever))
+    else:
+        affected = n
+    return cupy.asnumpy(ranks[iterations % 2]), iterations, phases, affected
+
+
+def _run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
+    """Power iteration as a CuPy user would write it: a cuSPARSE CSR matvec with
+    the pull matrix (weights 1/d[u]), an elementwise update and a max
+    reduction, the change read by the host every iteration. The matrix is
+    built before timing (like an upload)."""
+    cupy = loader.require_cupy()
+    import cupyx.scipy.sparse as cusparse
+
+    pull = cusparse.csr_matrix((g.inv_degree[g.sources], g.sources, g.in_offsets.astype(cupy.int32)),
+                               shape=(g.n, g.n))
+    R = cupy.asarray(start_ranks, dtype=cupy.float64)
+    c0, alpha = (1.0 - options.alpha) / g.n, options.alpha
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    iterations = 0
+    while True:
+        Rnew = c0 + alpha * (pull @ R)
+        change = float(cupy.abs(Rnew - R).max())
+        R = Rnew
+        iterations += 1
+        if change <= options.tolerance or iterations >= options.max_iterations:
+            break
+    end.record()
+    end.synchronize()
+    phases = {"partition_ms": 0.0, "mark_ms": 0.0, "compute_ms": cupy.cuda.get_elapsed_time(start, end)}
+    return cupy.asnumpy(R), iterations, phases, g.n
+
+
+def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions):
+    """Run ``options.variant`` (None = the default) for one approach."""
+    from dynpr.gpu import VARIANTS
+
+    variant = options.variant or DEFAULT_VARIANT
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown GPU variant {options.variant!r}; known: {list(VARIANTS)}")
+    if variant == "partitioned":
+        return _run(approach, g, g_old, batch, start, options)
+    static_only = variant == "cusparse" or GATED_VARIANTS[variant].static_only
+    if static_only and approach not in ("static", "nd"):
+        raise ValueError(f"GPU variant {variant!r} computes static and nd only, not {approach!r}")
+    if variant == "cusparse":
+        return _run_cusparse(g, start, options)
+    return _run_gated(approach, g, g_old, batch, start, options, GATED_VARIANTS[variant])
+
+
 @functools.cache
 def _warm_up() -> None:
     """Run every approach and partition level once on a tiny graph, so that
@@ -272,11 +522,15 @@ def _warm_up() -> None:
     batch = Batch(src[:1], dst[:1], np.empty(0, np.int32), np.empty(0, np.int32))
     start = np.full(old.num_vertices, 1.0 / old.num_vertices)
     g, g_old = to_device(new), to_device(old)
-    for partition in ("none", "in", "in_out"):
-        # degree_switch 1 sends the hub (vertex 0) to the block kernels.
-        options = PageRankOptions(partition=partition, degree_switch=1, max_iterations=3)
-        for approach in APPROACHES:
-            _run(approach, g, g_old, batch, start, options)
+    from dynpr.gpu import VARIANTS
+
+    for variant in VARIANTS:
+        for partition in ("none", "in", "in_out"):
+            # degree_switch 1 sends the hub (vertex 0) to the block kernels.
+            options = PageRankOptions(partition=partition, degree_switch=1, max_iterations=3, variant=variant)
+            for approach in APPROACHES:
+                if variant in ("partitioned", "classes", "classes_sync", "partitioned_prc") or approach == "static":
+                    _dispatch(approach, g, g_old, batch, start, options)
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
@@ -324,7 +578,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None
-    ranks, iterations, phases, affected = _run(approach, g, g_old, batch, start, options)
+    ranks, iterations, phases, affected = _dispatch(approach, g, g_old, batch, start, options)
     from dynpr.backend import device_name
 
     return PageRankResult(
