@@ -46,7 +46,6 @@ def mixed(graph, ins, dels, rng):
 def temporal_case():
     rng = np.random.default_rng(7)
     base = random_graph()
-    batches, g = {}, base
     sequences = {}
     for f in (1e-3, 1e-2):
         seq, g = [], base

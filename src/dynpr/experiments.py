@@ -84,9 +84,28 @@ def _warm_up(approaches, old, new, batch, ranks, options, backend) -> None:
             update(approach, old, new, batch, ranks, options, backend=backend)
 
 
-def _timed_updates(approach, old, new, batch, previous, options, backend, repeat):
-    """``repeat`` runs of one approach on one batch (identical inputs each time)."""
-    return [update(approach, old, new, batch, previous, options, backend=backend) for _ in range(repeat)]
+def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, options, *, backend, repeat,
+                   reference_tolerance, fraction, index, count, commit, log) -> tuple[list[dict], dict]:
+    """Every approach on one batch, ``repeat`` timed runs each, scored against one reference.
+
+    ``previous`` maps each approach to the ranks it starts from; the returned
+    mapping holds the ranks each approach ended with (the last repeat's).
+    """
+    ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
+                    max_iterations=options.max_iterations)
+    rows, final = [], {}
+    for approach in approaches:
+        results = [update(approach, old, new, batch, previous[approach], options, backend=backend)
+                   for _ in range(repeat)]
+        errors = [l1_error(res.ranks, ref) for res in results]
+        for r, (res, err) in enumerate(zip(results, errors)):
+            rows.append(_row(dataset, experiment, res, fraction=fraction, batch_index=index, repeat=r,
+                             batch=batch, graph=new, error=err, variant=options.variant, commit=commit))
+        final[approach] = results[-1].ranks
+        log(f"{dataset} {approach} fraction={fraction_label(fraction)} batch {index + 1}/{count}: "
+            f"{np.mean([res.time_ms for res in results]):.3f} ms, {results[-1].iterations} iterations, "
+            f"L1 error {errors[-1]:.3e}")
+    return rows, final
 
 
 def run_temporal(
@@ -139,29 +158,20 @@ def run_temporal(
     rows: list[dict] = []
     warmed = False
     for fraction, sequence in batches.items():
-        label = fraction_label(fraction)
         old = base
-        # Every approach starts each fraction's sequence from the base graph's Static ranks.
+        # Every approach starts each fraction's sequence from the base graph's Static ranks,
+        # then continues from its own ranks (Static ignores them and recomputes from scratch).
         previous = {a: base_ranks for a in approaches}
         for i, batch in enumerate(sequence):
             new = apply_batch(old, batch)
             if not warmed:
                 _warm_up(approaches, old, new, batch, base_ranks, options, backend)
                 warmed = True
-            ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
-                            max_iterations=options.max_iterations)
-            for approach in approaches:
-                results = _timed_updates(approach, old, new, batch, previous[approach], options, backend, repeat)
-                for r, res in enumerate(results):
-                    err = l1_error(res.ranks, ref)
-                    rows.append(_row(dataset, "temporal", res, fraction=fraction, batch_index=i, repeat=r,
-                                     batch=batch, graph=new, error=err, variant=options.variant,
-                                     commit=commit))
-                # Static ignores `previous`; the dynamic approaches continue from their own ranks.
-                previous[approach] = results[-1].ranks
-                log(f"{dataset} {approach} fraction={label} batch {i + 1}/{len(sequence)}: "
-                    f"{np.mean([r.time_ms for r in results]):.3f} ms, {results[-1].iterations} iterations, "
-                    f"L1 error {l1_error(results[-1].ranks, ref):.3e}")
+            batch_rows, previous = _measure_batch(
+                dataset, "temporal", approaches, old, new, batch, previous, options, backend=backend,
+                repeat=repeat, reference_tolerance=reference_tolerance, fraction=fraction, index=i,
+                count=len(sequence), commit=commit, log=log)
+            rows += batch_rows
             old = new
     return rows
 
@@ -195,27 +205,20 @@ def run_random(
     backend = resolve_backend(backend)
     commit = commit if commit is not None else git_commit()
     base_ranks = static(graph, options, backend=backend).ranks
+    start = {a: base_ranks for a in approaches}
     rows: list[dict] = []
     warmed = False
     for fraction, sequence in batches.items():
-        label = fraction_label(fraction)
         for i, batch in enumerate(sequence):
             new = apply_batch(graph, batch)
             if not warmed:
                 _warm_up(approaches, graph, new, batch, base_ranks, options, backend)
                 warmed = True
-            ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
-                            max_iterations=options.max_iterations)
-            for approach in approaches:
-                results = _timed_updates(approach, graph, new, batch, base_ranks, options, backend, repeat)
-                errors = [l1_error(res.ranks, ref) for res in results]
-                for r, (res, err) in enumerate(zip(results, errors)):
-                    rows.append(_row(dataset, "random", res, fraction=fraction, batch_index=i, repeat=r,
-                                     batch=batch, graph=new, error=err, variant=options.variant,
-                                     commit=commit))
-                log(f"{dataset} {approach} fraction={label} batch {i + 1}/{len(sequence)}: "
-                    f"{np.mean([r.time_ms for r in results]):.3f} ms, {results[-1].iterations} iterations, "
-                    f"L1 error {errors[-1]:.3e}")
+            batch_rows, _ = _measure_batch(
+                dataset, "random", approaches, graph, new, batch, start, options, backend=backend,
+                repeat=repeat, reference_tolerance=reference_tolerance, fraction=fraction, index=i,
+                count=len(sequence), commit=commit, log=log)
+            rows += batch_rows
     return rows
 
 

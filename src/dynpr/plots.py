@@ -113,10 +113,6 @@ def _bars(ax, groups: list, approaches: list[str], table: pd.DataFrame, key: str
     ax.set_yscale("log")
 
 
-def _fraction_ticks(fractions) -> list[str]:
-    return [f"{f:g}" for f in fractions]
-
-
 def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
     """Seed 003 Fig. 3: runtime and error per batch fraction and per graph, temporal graphs.
 
