@@ -223,7 +223,8 @@ def test_variant_cap_and_initial(variant):
     cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
     gpu = gpu_pagerank.update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
     assert gpu.iterations == cpu.iterations == 7
-    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+    # These ranks sum to ~n/2, not 1: rounding (push_atomic's atomic order) scales with the sum.
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-15 * graph.num_vertices
 
 
 @pytest.mark.parametrize("iterations", (1, 2, 3, 4, 5, 17, 20, 21))
