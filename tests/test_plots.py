@@ -97,3 +97,14 @@ def test_bench_figures_placeholder_and_rows(tmp_path):
     assert heights == [0.25, 0.25, 0.5, 0.5, 1.0, 1.0]  # relative to the slowest partitioning
     plots.save_figure(plots.static_comparison(bench), tmp_path / "s.png", tmp_path / "s.pdf")
     assert (tmp_path / "s.pdf").stat().st_size > 0
+
+
+def test_partition_ablation_keeps_kernel_variants_apart():
+    bench = pd.DataFrame({
+        "benchmark": "partition_ablation", "dataset": "A", "backend": "gpu", "approach": "dfp",
+        "variant": ["partitioned"] * 3 + ["classes"] * 3, "partition": ["none", "in", "in_out"] * 2,
+        "time_ms": [2.0, 1.0, 1.0, 10.0, 10.0, 5.0],
+    })
+    fig = plots.partition_ablation(bench)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["DF-P\nclasses", "DF-P\npartitioned"]
+    assert sorted(round(p.get_height(), 6) for p in fig.axes[0].patches) == [0.5, 0.5, 0.5, 1.0, 1.0, 1.0]

@@ -348,32 +348,39 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
 
 
 def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 1 analogue: DF / DF-P runtime under each work partitioning.
+    """Seed 003 Fig. 1 analogue: runtime of each approach under each work partitioning.
 
     Reads benchmark rows with ``benchmark == "partition_ablation"`` and columns
-    ``dataset``, ``approach`` (df, dfp), ``partition`` (none, in, in_out) and
-    ``time_ms``. Runtime is relative to the slowest partitioning of each
-    approach on each graph, then geometric-meaned across graphs.
+    ``dataset``, ``approach``, ``partition`` (none, in, in_out), ``time_ms`` and
+    optionally ``variant`` (kernel design; one group of bars per approach and
+    variant). Runtime is relative to the slowest partitioning of each approach
+    and variant on each graph, then geometric-meaned across graphs.
     """
     rows = _bench_rows(bench, "partition_ablation")
     if rows.empty or "partition" not in rows.columns:
-        return _message_figure("Work partitioning (DF, DF-P)", NO_BENCH)
-    means = rows.groupby(["dataset", "approach", "partition"])["time_ms"].mean().reset_index()
-    means["relative"] = means["time_ms"] / means.groupby(["dataset", "approach"])["time_ms"].transform("max")
-    rel = means.groupby(["approach", "partition"])["relative"].agg(geometric_mean).reset_index()
+        return _message_figure("Work partitioning", NO_BENCH)
+    rows = rows.assign(variant=rows["variant"].fillna("").astype(str) if "variant" in rows.columns else "")
+    keys = ["approach", "variant"]
+    means = rows.groupby(["dataset", *keys, "partition"])["time_ms"].mean().reset_index()
+    means["relative"] = means["time_ms"] / means.groupby(["dataset", *keys])["time_ms"].transform("max")
+    rel = means.groupby([*keys, "partition"])["relative"].agg(geometric_mean).reset_index()
     partitions = [p for p in ("none", "in", "in_out") if p in set(rel["partition"])]
     names = {"none": "no partition", "in": "partition G'", "in_out": "partition G, G'"}
-    approaches = [a for a in STYLE if a in set(rel["approach"])]
+    order = {a: i for i, a in enumerate(STYLE)}
+    groups = sorted({(a, v) for a, v in zip(rel["approach"], rel["variant"])},
+                    key=lambda g: (order.get(g[0], len(order)), g[1]))
+    labels = [STYLE.get(a, (a,))[0] + (f"\n{v}" if v else "") for a, v in groups]
+    table = rel.set_index([*keys, "partition"])["relative"]
     width = 0.8 / len(partitions)
-    x = np.arange(len(approaches))
+    x = np.arange(len(groups))
     with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(groups) + 2), 3.6))
         for j, p in enumerate(partitions):
-            sel = rel[rel["partition"] == p].set_index("approach")["relative"].reindex(approaches)
-            ax.bar(x - 0.4 + width * (j + 0.5), sel.to_numpy(), width, color=CYCLE[j], label=names[p])
-        ax.set_xticks(x, [STYLE[a][0] for a in approaches])
+            heights = [table.get((a, v, p), np.nan) for a, v in groups]
+            ax.bar(x - 0.4 + width * (j + 0.5), heights, width, color=CYCLE[j], label=names[p])
+        ax.set_xticks(x, labels)
         ax.set_ylabel("relative runtime (geometric mean)")
-        ax.set_title("Work partitioning on the GPU")
+        ax.set_title("Work partitioning on the GPU (1 = slowest choice)")
         ax.legend()
         fig.tight_layout()
     return fig
