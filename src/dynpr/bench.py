@@ -129,7 +129,7 @@ def rmat_graph_gpu(scale: int, edge_factor: int = 16, seed: int = 1):
         col = rng.random(m, dtype=cupy.float32) < threshold
         src |= row.astype(cupy.int64) << level
         dst |= col.astype(cupy.int64) << level
-    perm = rng.permutation(n).astype(cupy.int64)
+    perm = cupy.argsort(rng.random(n))  # a uniform random permutation of the ids
     src, dst = perm[src], perm[dst]
     keep = src != dst
     loops = cupy.arange(n, dtype=cupy.int64)
