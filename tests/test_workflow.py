@@ -122,3 +122,17 @@ def test_report_has_every_figure_with_its_caption(workflow):
     text = (workflow / "report.html").read_text()
     assert "Seed 003 Fig. 3 analogue" in text
     assert "analogue for CollegeMsg" in text  # caption template filled per dataset
+
+
+def test_runs_on_the_other_backend_join_the_summary(workflow):
+    # Stand-in for `snakemake compare_backends` on a GPU machine: a GPU runs file appears.
+    runs = read_csv(workflow / "results" / "runs" / "CollegeMsg.csv")
+    gpu = workflow / "results" / "runs" / "gpu" / "CollegeMsg.csv"
+    gpu.parent.mkdir()
+    runs.assign(backend="gpu", time_ms=runs["time_ms"] / 10).to_csv(gpu, index=False)
+    jobs = planned_jobs(workflow, "figures")
+    assert jobs.get("summary") == 1 and "run_experiment" not in jobs and "run_experiment_on_backend" not in jobs
+    snakemake(workflow, "figures")
+    summary = read_csv(workflow / "results" / "summary.csv")
+    assert sorted(summary["backend"].unique()) == ["cpu", "gpu"]
+    assert len(summary) == 2 * len(runs)

@@ -260,8 +260,8 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
         title = "GPU vs CPU (geometric mean over graphs; speedup vs Static labelled)"
         if len(backends) == 1:
             other = "gpu" if backends[0] == "cpu" else "cpu"
-            title += (f"\nonly {backends[0].upper()} rows in results/summary.csv: "
-                      f"run with backend: {other} to compare")
+            title += (f"\nonly {backends[0].upper()} rows in results/summary.csv: run `snakemake compare_backends` "
+                      f"(adds {other.upper()} runs; needs a GPU) to compare")
         fig.suptitle(title, y=1.08 if len(backends) == 1 else 1.04)
         fig.tight_layout()
     return fig

@@ -80,11 +80,16 @@ def all_batch_targets():
 
 import glob
 import importlib.util
+import os
 
 from dynpr.backend import gpu_available
 
 # The runs need a GPU slot only when the configured backend resolves to the GPU.
 RUN_GPUS = 1 if config["backend"] == "gpu" or (config["backend"] == "auto" and gpu_available()) else 0
+
+# The backend the main runs use; runs on the other one (results/runs/{backend}/) are optional.
+RUN_BACKEND = "gpu" if RUN_GPUS else "cpu"
+OTHER_BACKEND = "cpu" if RUN_GPUS else "gpu"
 
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.
@@ -132,6 +137,16 @@ def run_inputs(wildcards):
 def run_targets():
     """Every configured dataset's runs file."""
     return [f"results/runs/{d}.csv" for d in config["datasets"]]
+
+
+def other_backend_targets():
+    """Runs of every configured dataset on the backend the main runs do not use (rule compare_backends)."""
+    return [f"results/runs/{OTHER_BACKEND}/{d}.csv" for d in config["datasets"]]
+
+
+def other_backend_runs():
+    """Those of :func:`other_backend_targets` present now: the summary takes them in when they exist."""
+    return [path for path in other_backend_targets() if os.path.exists(path)]
 
 
 def temporal_datasets():

@@ -1,6 +1,8 @@
 # Experiments of seed 003, section 5: one job per dataset (temporal or random
 # batches, every approach, plus Kahn), then all runs in one summary table.
 # Rerun one dataset: snakemake --cores 1 --forcerun results/runs/CollegeMsg.csv figures
+# GPU vs CPU (Fig. 6-8): snakemake --cores 1 compare_backends, then snakemake --cores 1 figures
+# (the summary takes in results/runs/{other backend}/*.csv once they exist).
 
 
 rule run_experiment:
@@ -25,9 +27,36 @@ rule run_experiment:
         "../scripts/run_experiment.py"
 
 
+# The same experiment on the backend the main runs do not use.
+use rule run_experiment as run_experiment_on_backend with:
+    output:
+        "results/runs/{backend}/{dataset}.csv",
+    params:
+        experiment=lambda wildcards: run_experiment_kind(wildcards.dataset),
+        fractions=run_fractions,
+        approaches=config["approaches"],
+        backend=lambda wildcards: wildcards.backend,
+        pagerank=config["pagerank"],
+        repeat=config["repeat"],
+    log:
+        "results/logs/run/{backend}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/run_{backend}_{dataset}.tsv"
+    resources:
+        gpu=lambda wildcards: int(wildcards.backend == "gpu"),
+    wildcard_constraints:
+        backend="cpu|gpu",
+
+
+rule compare_backends:
+    input:
+        other_backend_targets(),
+
+
 rule summary:
     input:
         run_targets(),
+        other_backend_runs(),
     output:
         "results/summary.csv",
     log:
