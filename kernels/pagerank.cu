@@ -243,17 +243,16 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
 // fixed order, lane 0 finishes the vertex. LISTED walks ids[0, count);
 // otherwise items are all vertices and only those with lo < deg <= hi are
 // handled. PRC gathers C[u] = R[u]/d[u] (one double per edge) instead of
-// R[u] * inv_degree[u] (two), and writes Cnew for the next iteration. Every
-// kernel returns at once when *done is set, so iterations launched past
-// convergence change nothing.
+// R[u] * inv_degree[u] (two), and writes Cnew for the next iteration.
+// `block` is the block's index among those given to this class. Returns the
+// block's largest change, valid in thread 0; every thread must call it.
 template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
-__global__ void __launch_bounds__(kBlock) rank_group(
-    const int* ids, int count, const long long* in_offsets, const int* sources, const double* inv_degree,
-    const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv, unsigned char* dn,
-    long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p, double* delta,
-    const int* done) {
-  if (*done) return;
-  const long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+__device__ __forceinline__ double rank_items(
+    long long block, const int* __restrict__ ids, int count, const long long* __restrict__ in_offsets,
+    const int* __restrict__ sources, const double* __restrict__ inv_degree, const double* __restrict__ R,
+    const double* __restrict__ C, double* __restrict__ Rnew, double* __restrict__ Cnew, unsigned char* dv,
+    unsigned char* dn, long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p) {
+  const long long item = (block * kBlock + threadIdx.x) / G;
   const int lane = threadIdx.x % G;
   bool active = item < count;
   int v = 0;
@@ -274,6 +273,8 @@ __global__ void __launch_bounds__(kBlock) rank_group(
   }
   double c = 0.0;
   if (active) {
+    // Unrolled so that several independent gathers are in flight per thread.
+#pragma unroll 4
     for (long long e = begin + lane; e < end; e += G) {
       const int u = sources[e];
       c += PRC ? C[u] : R[u] * inv_degree[u];
@@ -282,16 +283,85 @@ __global__ void __launch_bounds__(kBlock) rank_group(
   double change = 0.0;
   if constexpr (G == kBlock) {
     c = dynpr::block_sum(c);
-    if (threadIdx.x == 0 && active) {
+    if (threadIdx.x == 0 && active)
       change = finish_vertex<FRONTIER, PRUNE, PRC>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p, Cnew);
-      if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
-    }
   } else {
     for (int off = G / 2; off > 0; off >>= 1) c += __shfl_down_sync(0xffffffffu, c, off, G);
     if (active && lane == 0)
       change = finish_vertex<FRONTIER, PRUNE, PRC>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p, Cnew);
     change = dynpr::block_max(change);
-    if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+  }
+  return change;
+}
+
+// One class per launch. Every kernel returns at once when *done is set, so
+// iterations launched past convergence change nothing.
+template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
+__global__ void __launch_bounds__(kBlock) rank_group(
+    const int* ids, int count, const long long* in_offsets, const int* sources, const double* inv_degree,
+    const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv, unsigned char* dn,
+    long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p, double* delta,
+    const int* done) {
+  if (*done) return;
+  const double change = rank_items<G, LISTED, AFFECTED, FRONTIER, PRUNE, PRC>(
+      blockIdx.x, ids, count, in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi, c0, alpha, tau_f,
+      tau_p);
+  if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+}
+
+// The iteration's bookkeeping (see finish_iteration) done by the last block
+// to finish: count it, stop when the change is <= tau or at the cap, reset
+// the change and the ticket. Called by thread 0 after its atomicMax.
+__device__ __forceinline__ void finish_by_last_block(double* delta, int* state, double tau, int max_iterations) {
+  __threadfence();  // this block's atomicMax is visible before its ticket
+  if (atomicAdd(reinterpret_cast<unsigned int*>(&state[2]), 1u) != gridDim.x - 1) return;
+  __threadfence();
+  const double change =
+      __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(delta), 0ull));
+  state[2] = 0;
+  state[0] += 1;
+  if (change <= tau || state[0] >= max_iterations) state[1] = 1;
+}
+
+// Every degree class of the default variant in one launch: blocks
+// [first[k], first[k+1]) serve class k (lanes 1, 8, 32, kBlock), whose
+// count[k] vertex ids are ids[k * n, ...). plan = {count[0..3], first[0..3]}.
+// The last block to finish also ends the iteration, so an iteration is one
+// kernel. state = {iterations, done, ticket}.
+template <bool AFFECTED, bool FRONTIER, bool PRUNE>
+__global__ void __launch_bounds__(kBlock) rank_classes(
+    const int* ids, int n, const int* plan, const long long* in_offsets, const int* sources,
+    const double* inv_degree, const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv,
+    unsigned char* dn, double c0, double alpha, double tau_f, double tau_p, double* delta, int* state,
+    double tau, int max_iterations) {
+  if (state[1]) return;
+  const int b = blockIdx.x;
+  const int k = b >= plan[7] ? 3 : b >= plan[6] ? 2 : b >= plan[5] ? 1 : 0;
+  const int* class_ids = ids + static_cast<long long>(k) * n;
+  const long long block = b - plan[4 + k];
+  const int count = plan[k];
+  double change;
+  // k is uniform over the block, so every thread takes the same branch.
+  switch (k) {
+    case 0:
+      change = rank_items<1, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets, sources,
+          inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      break;
+    case 1:
+      change = rank_items<8, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets, sources,
+          inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      break;
+    case 2:
+      change = rank_items<32, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets, sources,
+          inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      break;
+    default:
+      change = rank_items<kBlock, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets,
+          sources, inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+  }
+  if (threadIdx.x == 0) {
+    if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+    finish_by_last_block(delta, state, tau, max_iterations);
   }
 }
 

@@ -141,7 +141,9 @@ class ClassRanks:
     8 sub-warp, 32 warp, 256 block), listed by a one-launch classification
     (partition levels ``in``/``in_out``) or selected by degree inside each
     launch (``none``). ``prc`` gathers precomputed contributions R[u]/d[u].
-    Every launch is gated by the device-side ``done`` flag."""
+    Every launch is gated by the device-side ``done`` flag. With the default
+    classes listed, one ``rank_classes`` launch serves all classes and ends
+    the iteration itself (``fuses_finish``): one kernel per Static iteration."""
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
@@ -149,6 +151,8 @@ class ClassRanks:
         # One class needs no list: every vertex belongs to it.
         self.listed = options.partition in ("in", "in_out") and len(self.lanes) > 1
         self.names = [loader.group_kernel_name(k, self.listed, mode, prc) for k in self.lanes]
+        self.fuses_finish = self.listed and prc and self.lanes == CLASS_LANES
+        self.fused_name = f"rank_classes<{','.join('true' if f else 'false' for f in mode)}>"
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
@@ -167,10 +171,24 @@ class ClassRanks:
                                                                  np.int32(len(self.lanes)), self.class_counts,
                                                                  self.ids))
             self.counts = [int(c) for c in self.class_counts.get()]
+            if self.fuses_finish:
+                blocks = [c if lanes == BLOCK else -(-c * lanes // BLOCK) for c, lanes in zip(self.counts, self.lanes)]
+                first = np.concatenate([[0], np.cumsum(blocks)])
+                self.plan = self.cupy.asarray(np.array(self.counts + list(first[:4]), dtype=np.int32))
+                self.blocks = int(first[4])
 
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, done) -> None:
-        """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``."""
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state) -> None:
+        """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
+        (``state`` = iterations, done, ticket; only the fused kernel ends the iteration itself)."""
         g, o = self.g, self.options
+        c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
+        tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
+        if self.fuses_finish:
+            self.kernels[self.fused_name]((self.blocks,), (BLOCK,), (
+                self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn,
+                c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations)))
+            return
+        done = state[1:2]
         for k, lanes in enumerate(self.lanes):
             count = self.counts[k]
             if not count:
@@ -180,8 +198,7 @@ class ClassRanks:
             lo, hi = self.ranges[k]
             self.kernels[self.names[k]](grid, (BLOCK,), (
                 ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
-                np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha), np.float64(o.frontier_tolerance),
-                np.float64(o.prune_tolerance), delta, done))
+                c0, alpha, tau_f, tau_p, delta, done))
 
 
 class PushRanks:
@@ -189,6 +206,7 @@ class PushRanks:
     with atomicAdd, then a map finishes the ranks (Static and ND only)."""
 
     prc = False
+    fuses_finish = False
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
         self.kernels, self.g, self.options = kernels, graph, options
@@ -197,9 +215,10 @@ class PushRanks:
     def prepare(self) -> None:
         """Nothing to partition."""
 
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, done) -> None:
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state) -> None:
         g, o = self.g, self.options
         n = np.int32(g.n)
+        done = state[1:2]
         self.kernels["push_scatter"](_grid(g.n), (BLOCK,), (n, g.offsets, g.targets, R, g.inv_degree, self.acc, done))
         self.kernels["push_finish"](_grid(g.n), (BLOCK,), (n, R, Rnew, self.acc, np.float64((1.0 - o.alpha) / g.n),
                                                           np.float64(o.alpha), delta, done))
@@ -387,8 +406,8 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
     dn = cupy.zeros(n, dtype=cupy.uint8)
     ever = cupy.zeros(n, dtype=cupy.uint8)
     delta = cupy.zeros(1, dtype=cupy.float64)
-    state = cupy.zeros(2, dtype=cupy.int32)  # iterations done, converged flag
-    done = state[1:]
+    state = cupy.zeros(3, dtype=cupy.int32)  # iterations done, converged flag, block ticket
+    done = state[1:2]
     if affected_mode:
         del_src, del_dst = cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst)
         ins_src = cupy.asarray(batch.ins_src)
@@ -400,12 +419,16 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
         a, b = j % 2, 1 - j % 2
         if frontier_mode:
             kernels["clear_flags"](_grid(n), (BLOCK,), (dn, np.int32(n), done))
-        ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, done)
-        kernels["finish_iteration"]((1,), (1,), (delta, state, np.float64(options.tolerance),
-                                                 np.int32(options.max_iterations)))
+        ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, state)
+        if not ranks_step.fuses_finish:
+            kernels["finish_iteration"]((1,), (1,), (delta, state, np.float64(options.tolerance),
+                                                     np.int32(options.max_iterations)))
         if frontier_mode:
             expansion.expand(dn, dv, ever, done)
 
+    # The allocations and uploads above ran on the legacy default stream, which
+    # a non-blocking stream does not wait for: finish them first (untimed).
+    cupy.cuda.Device().synchronize()
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
         events = [cupy.cuda.Event() for _ in range(5)]
