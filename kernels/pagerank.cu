@@ -323,9 +323,11 @@ __device__ __forceinline__ void finish_by_last_block(double* delta, int* state, 
   if (change <= tau || state[0] >= max_iterations) state[1] = 1;
 }
 
-// Every degree class of the default variant in one launch: blocks
-// [first[k], first[k+1]) serve class k (lanes 1, 8, 32, kBlock), whose
-// count[k] vertex ids are ids[k * n, ...). plan = {count[0..3], first[0..3]}.
+// Every degree class of the default variant in one launch: class k (lanes
+// 1, 8, 32, kBlock) has count[k] vertex ids at ids[k * n, ...) and the blocks
+// from first[k] on. plan = {count[0..3], first[0..3]}, with the heaviest
+// class first (first[3] = 0 <= first[2] <= first[1] <= first[0]) so that the
+// long block-per-hub work starts early instead of forming the launch's tail.
 // The last block to finish also ends the iteration, so an iteration is one
 // kernel. state = {iterations, done, ticket}.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
@@ -336,7 +338,7 @@ __global__ void __launch_bounds__(kBlock) rank_classes(
     double tau, int max_iterations) {
   if (state[1]) return;
   const int b = blockIdx.x;
-  const int k = b >= plan[7] ? 3 : b >= plan[6] ? 2 : b >= plan[5] ? 1 : 0;
+  const int k = b >= plan[4] ? 0 : b >= plan[5] ? 1 : b >= plan[6] ? 2 : 3;
   const int* class_ids = ids + static_cast<long long>(k) * n;
   const long long block = b - plan[4 + k];
   const int count = plan[k];

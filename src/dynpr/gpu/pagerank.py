@@ -172,10 +172,12 @@ class ClassRanks:
                                                                  self.ids))
             self.counts = [int(c) for c in self.class_counts.get()]
             if self.fuses_finish:
+                # Heaviest class first: block ranges laid out for classes 3, 2, 1, 0.
                 blocks = [c if lanes == BLOCK else -(-c * lanes // BLOCK) for c, lanes in zip(self.counts, self.lanes)]
-                first = np.concatenate([[0], np.cumsum(blocks)])
-                self.plan = self.cupy.asarray(np.array(self.counts + list(first[:4]), dtype=np.int32))
-                self.blocks = int(first[4])
+                ends = np.cumsum(blocks[::-1])[::-1]  # ends[k] = blocks of classes k..3
+                first = [int(ends[k] - blocks[k]) for k in range(4)]
+                self.plan = self.cupy.asarray(np.array(self.counts + first, dtype=np.int32))
+                self.blocks = int(ends[0])
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``

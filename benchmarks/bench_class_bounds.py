@@ -1,0 +1,56 @@
+"""Time the default GPU variant's degree-class bounds (thread / 8 lanes / warp / block) on a few graphs.
+
+Static PageRank through ``dynpr.gpu.pagerank._run_gated`` with the default's lanes and other
+in-degree bounds; median of ``--repeats`` runs. Writes ``results/bench/class_bounds.csv`` (or
+``--out``) with device and git commit, and prints ms per iteration per graph and bounds.
+
+    PYTHONPATH=src python benchmarks/bench_class_bounds.py --graphs sx-mathoverflow rmat22-gpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dynpr.backend import device_name
+from dynpr.bench import _write, load_graph
+from dynpr.gpu import pagerank as engine
+from dynpr.pagerank.options import PageRankOptions
+
+CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 4096), (32, 256, 4096), (64, 64, 1024), (64, 512, 8192))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=["sx-mathoverflow", "web-NotreDame", "rmat22-gpu"])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("results/bench/class_bounds.csv"))
+    args = parser.parse_args(argv)
+    commit = os.environ.get("DYNPR_GIT_COMMIT", "unknown")
+    options = PageRankOptions()
+    engine._warm_up()
+    rows = []
+    for name in args.graphs:
+        graph, _ = load_graph(name)
+        g = engine.to_device(graph)
+        start = np.full(graph.num_vertices, 1.0 / graph.num_vertices)
+        for bounds in CANDIDATES:
+            variant = engine.Variant(engine._classes(engine.CLASS_LANES, bounds, True), False, True)
+            runs = [engine._run_gated("static", g, None, None, start, options, variant) for _ in range(args.repeats)]
+            iterations = runs[0][1]
+            ms = statistics.median(sum(r[2].values()) for r in runs)
+            rows.append({"graph": name, "bounds": "/".join(map(str, bounds)), "iterations": iterations,
+                         "time_ms": ms, "ms_per_iteration": ms / iterations, "device": device_name("gpu"),
+                         "git_commit": commit})
+            print(f"{name:16s} {rows[-1]['bounds']:14s} it={iterations} {ms:8.3f} ms "
+                  f"{1e3 * ms / iterations:8.1f} us/it", flush=True)
+    _write(pd.DataFrame(rows), args.out)
+
+
+if __name__ == "__main__":
+    main()
