@@ -14,8 +14,25 @@ event, and the first call in a process runs a small warm-up so that every
 kernel (ours and CuPy's) is compiled and loaded before anything is timed.
 Convergence: the rank kernels fold each block's largest change into one
 double per iteration with an integer ``atomicMax`` on its bit pattern (exact
-for non-negative doubles, see ``kernels/common.cuh``), and the host reads that
-one value back per iteration.
+for non-negative doubles, see ``kernels/common.cuh``).
+
+Variants (``PageRankOptions.variant``, names in ``dynpr.gpu.VARIANTS``):
+``partitioned`` is seed 003's design as issue 5 built it (thread/block by
+in-degree, host reads the change every iteration; :func:`_run`). The default,
+``classes``, keeps the semantics and iteration counts and changes the
+execution (:func:`_run_gated`): precomputed contributions R[u]/d[u] (one
+double gathered per edge), four in-degree classes (thread <= 8 < 8 lanes <= 64
+< warp <= 1024 < block, heaviest first) in a single launch whose last block
+also ends the iteration on the device (count, L-infinity test, ``done``
+flag), and iterations replayed from CUDA graphs (4, then 16 per replay) with
+one host read per replay; kernels launched past convergence return at once,
+so the result is the iteration at which the change first fell to <= tau.
+Graph capture and instantiation happen after the partition phase and before
+marking, as host work outside the timed phases (like compilation).
+``classes_sync`` is the same without graphs; ``partitioned_prc`` is the
+baseline's two classes with contributions; ``pull_thread``, ``pull_warp``,
+``pull_block``, ``push_atomic`` and ``cusparse`` (Static/ND only) are seed
+000/001's designs and the cuSPARSE power iteration (:func:`_run_cusparse`).
 """
 
 from __future__ import annotations
