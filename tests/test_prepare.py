@@ -22,13 +22,15 @@ def _edge_set(graph):
 def test_build_graph_against_networkx(random_edges):
     src, dst = random_edges(40, 300, seed=1)
     src[:3] = dst[:3] = [5, 7, 7]  # self-loops in the input (5 and 7 twice)
-    src = src + 2  # ids 0 and 1 never appear: isolated vertices
-    dst = dst + 2
-    graph, temporal, stats = build_graph(EdgeData(src, dst), name="t")
-    reference = nx.DiGraph(list(zip(src.tolist(), dst.tolist())))
-    n = int(max(src.max(), dst.max())) + 1
-    assert graph.num_vertices == stats["vertices"] == n
-    assert stats["distinct_vertices"] == reference.number_of_nodes()
+    src = src * 3 + 2  # sparse ids: renumbered densely in ascending order
+    dst = dst * 3 + 2
+    graph, temporal, vertex_ids, stats = build_graph(EdgeData(src, dst), name="t")
+    original = nx.DiGraph(list(zip(src.tolist(), dst.tolist())))
+    assert vertex_ids.tolist() == sorted(original.nodes)
+    reference = nx.relabel_nodes(original, {v: i for i, v in enumerate(vertex_ids.tolist())})
+    n = reference.number_of_nodes()
+    assert graph.num_vertices == stats["vertices"] == stats["distinct_vertices"] == n
+    assert stats["renumbered"] and stats["max_id"] == int(max(src.max(), dst.max()))
     assert stats["edges"] == reference.number_of_edges()
     assert stats["self_loops_in_input"] == int((src == dst).sum())
     assert stats["distinct_self_loops_in_input"] == nx.number_of_selfloops(reference)
@@ -49,21 +51,27 @@ def test_build_graph_against_networkx(random_edges):
 
 def test_temporal_edges_kept_in_order_with_self_loop_events():
     src, dst, time = np.array([3, 1, 1, 2]), np.array([3, 2, 2, 0]), np.array([5, 6, 6, 9])
-    graph, temporal, stats = build_graph(EdgeData(src, dst, time))
+    graph, temporal, _, stats = build_graph(EdgeData(src, dst, time))
     assert [t.tolist() for t in temporal] == [[3, 1, 1, 2], [3, 2, 2, 0], [5, 6, 6, 9]]
     assert temporal[0].dtype == np.int32 and temporal[2].dtype == np.int64
     assert stats["temporal_edges"] == 4 and stats["edges"] == 3 and stats["self_loops_in_input"] == 1
 
 
-def test_ids_beyond_int32():
-    edges = EdgeData(np.array([0, 2**31]), np.array([1, 2]))
+def test_ids_beyond_int32_are_renumbered():
+    graph, _, vertex_ids, stats = build_graph(EdgeData(np.array([0, 2**40]), np.array([1, 2])), name="huge.txt")
+    assert vertex_ids.tolist() == [0, 1, 2, 2**40] and graph.num_vertices == 4
+    assert _edge_set(graph) == {(0, 1), (3, 2)} | {(v, v) for v in range(4)}
+
+
+def test_matrix_ids_beyond_int32():
     with pytest.raises(ValueError, match="int32"):
-        build_graph(edges, name="huge.txt")
+        build_graph(EdgeData(np.array([0, 2**31]), np.array([1, 2]), num_vertices=2**31 + 1), name="huge.mtx")
 
 
 def test_matrix_dimension_is_the_vertex_count():
-    graph, _, stats = build_graph(EdgeData(np.array([0]), np.array([1]), num_vertices=5))
-    assert graph.num_vertices == 5 and stats["distinct_vertices"] == 2
+    graph, _, vertex_ids, stats = build_graph(EdgeData(np.array([0]), np.array([1]), num_vertices=5))
+    assert graph.num_vertices == 5 and stats["distinct_vertices"] == 2 and not stats["renumbered"]
+    assert vertex_ids.tolist() == list(range(5))
     with pytest.raises(ValueError, match="not below the dimension"):
         build_graph(EdgeData(np.array([0]), np.array([5]), num_vertices=5))
 
@@ -71,25 +79,27 @@ def test_matrix_dimension_is_the_vertex_count():
 def test_college_msg(tmp_path):
     stats = prepare("CollegeMsg", tmp_path / "g.npz", tmp_path / "g.json")
     assert json.loads((tmp_path / "g.json").read_text()) == stats
-    # SNAP: 1,899 nodes (distinct ids 1..1899), 59,835 temporal edges, 20,296 static edges
-    assert stats["distinct_vertices"] == 1899 and stats["vertices"] == 1900
+    # SNAP: 1,899 nodes (ids 1..1899, renumbered 0..1898), 59,835 temporal edges, 20,296 static edges
+    assert stats["vertices"] == 1899 and stats["max_id"] == 1899
     assert stats["temporal_edges"] == 59835 and stats["edges"] == 20296
-    assert stats["edges_with_self_loops"] == 20296 + 1900 - stats["distinct_self_loops_in_input"]
+    assert stats["edges_with_self_loops"] == 20296 + 1899 - stats["distinct_self_loops_in_input"]
     assert stats["source_sha256"] == get_dataset("CollegeMsg").sha256
     graph, temporal = load_prepared(tmp_path / "g.npz")
-    assert graph.num_vertices == 1900 and graph.num_edges == stats["edges_with_self_loops"]
+    assert graph.num_vertices == 1899 and graph.num_edges == stats["edges_with_self_loops"]
     assert (np.diff(temporal[2]) >= 0).all() and len(temporal[0]) == 59835
+    with np.load(tmp_path / "g.npz") as data:
+        assert data["vertex_ids"].tolist() == list(range(1, 1900))
     assert (graph.out_degree >= 1).all()  # every vertex has its self-loop
 
 
-@pytest.mark.parametrize("name, distinct, vertices, edges", [
-    ("sx-mathoverflow", 24818, 88581, 239978),
-    ("web-NotreDame", 325729, 325729, 1497134),
-    ("soc-Epinions1", 75879, 75888, 508837),
+@pytest.mark.parametrize("name, vertices, max_id, edges", [
+    ("sx-mathoverflow", 24818, 88580, 239978),
+    ("web-NotreDame", 325729, 325728, 1497134),
+    ("soc-Epinions1", 75879, 75887, 508837),
 ])
-def test_other_embedded_graphs_match_published_counts(tmp_path, name, distinct, vertices, edges):
+def test_other_embedded_graphs_match_published_counts(tmp_path, name, vertices, max_id, edges):
     stats = prepare(name, tmp_path / "g.npz", tmp_path / "g.json")
-    assert (stats["distinct_vertices"], stats["vertices"], stats["edges"]) == (distinct, vertices, edges)
+    assert (stats["vertices"], stats["max_id"], stats["edges"]) == (vertices, max_id, edges)
 
 
 def test_count_mismatch_names_the_count_and_writes_nothing(tmp_path):
@@ -132,7 +142,7 @@ def test_read_graph_path_and_name(tmp_path, write_file):
     graph, temporal = read_graph(path)
     assert _edge_set(graph) == {(0, 1), (1, 2), (0, 0), (1, 1), (2, 2)} and temporal is None
     graph, temporal = read_graph("CollegeMsg", results=tmp_path)
-    assert graph.num_vertices == 1900 and len(temporal[0]) == 59835
+    assert graph.num_vertices == 1899 and len(temporal[0]) == 59835
     prepare("CollegeMsg", tmp_path / "CollegeMsg.npz", tmp_path / "CollegeMsg.json")
     again, _ = read_graph("CollegeMsg", results=tmp_path)
     assert np.array_equal(again.targets, graph.targets)

@@ -1,6 +1,7 @@
 """From a catalog dataset (or any graph file) to a prepared graph: CSR + transpose + stats.
 
-A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`
+A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`,
+``vertex_ids`` = the original id of each vertex,
 with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
 for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DESIGN.md.
 """
@@ -36,14 +37,17 @@ def sha256_file(path: str | Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, dict]:
+def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, np.ndarray, dict]:
     """Deduplicate edges, add a self-loop on every vertex, build CSR and transpose.
 
     Parameters
     ----------
     edges : EdgeData
-        Parsed input (ids may be sparse; the vertex count is ``max id + 1``
-        unless ``edges.num_vertices`` gives the matrix dimension).
+        Parsed input. Without a matrix dimension (SNAP edge lists) the ids
+        are renumbered densely in ascending order, as SNAP counts nodes
+        (distinct endpoint ids) and the paper's |V| does; with one
+        (``edges.num_vertices``: Matrix Market, R-MAT) ids are kept and
+        isolated vertices included.
     name : str
         Used in error messages (file or dataset name).
 
@@ -53,9 +57,12 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         With a self-loop on every vertex.
     temporal : tuple of arrays or None
         ``(src int32, dst int32, time int64)`` in time order, self-loop events
-        kept, for temporal input.
+        kept, for temporal input (renumbered ids).
+    vertex_ids : ndarray of int64
+        Original id of each vertex (``arange(n)`` when not renumbered).
     stats : dict
-        ``vertices`` (max id + 1 or the matrix dimension), ``distinct_vertices``
+        ``vertices`` (distinct ids, or the matrix dimension), ``max_id``,
+        ``renumbered``, ``distinct_vertices``
         (distinct endpoint ids), ``edges`` (after dedup, before added self-loops,
         input self-loops included), ``edges_with_self_loops``, ``temporal_edges``,
         ``input_records``, ``self_loops_in_input`` (input records with u == v),
@@ -74,13 +81,19 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
     max_id = max(int(src.max()), int(dst.max()))
     if lo < 0:
         raise ValueError(f"{name}: negative vertex id {lo}")
-    n = max_id + 1 if edges.num_vertices is None else int(edges.num_vertices)
-    if max_id >= n:
+    renumbered = edges.num_vertices is None
+    if renumbered:
+        vertex_ids = unique_sorted(np.concatenate([src, dst]).astype(np.int64, copy=False))
+        src, dst = np.searchsorted(vertex_ids, src), np.searchsorted(vertex_ids, dst)
+        n = len(vertex_ids)
+    else:
+        n = int(edges.num_vertices)
+        vertex_ids = np.arange(n, dtype=np.int64)
+    if max_id >= n and not renumbered:
         raise ValueError(f"{name}: vertex id {max_id} is not below the dimension {n}")
     if n > MAX_VERTICES:
         raise ValueError(
-            f"{name}: vertex id {max_id} needs {n} vertices, beyond int32 ids (at most {MAX_VERTICES}); "
-            "renumber the vertices densely before preparing"
+            f"{name}: {n} vertices do not fit int32 vertex ids (at most {MAX_VERTICES})"
         )
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
@@ -101,6 +114,8 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         temporal = (src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE), edges.time.astype(np.int64, copy=False))
     stats = {
         "vertices": n,
+        "max_id": max_id,
+        "renumbered": renumbered,
         "distinct_vertices": int(np.count_nonzero(seen)),
         "edges": int(len(keys)),
         "edges_with_self_loops": graph.num_edges,
@@ -112,7 +127,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         "max_in_degree": int(graph.in_degree.max()),
         "max_out_degree": int(graph.out_degree.max()),
     }
-    return graph, temporal, stats
+    return graph, temporal, vertex_ids, stats
 
 
 def check_counts(stats: dict, dataset: Dataset) -> None:
@@ -126,8 +141,7 @@ def check_counts(stats: dict, dataset: Dataset) -> None:
     CountMismatchError
         Naming the first count that differs.
     """
-    vertex_key = "distinct_vertices" if dataset.format.startswith("snap") else "vertices"
-    checks = [("vertices", vertex_key, dataset.vertices), ("edges", "edges", dataset.edges),
+    checks = [("vertices", "vertices", dataset.vertices), ("edges", "edges", dataset.edges),
               ("temporal_edges", "temporal_edges", dataset.temporal_edges)]
     for label, key, published in checks:
         if published is not None and stats[key] != published:
@@ -191,7 +205,7 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     edges, digest = read_dataset(ds, source)
     t_read = time.perf_counter() - t0
     log.info("%s: read %d edge records in %.2f s", ds.name, len(edges.src), t_read)
-    graph, temporal, stats = build_graph(edges, name=ds.name)
+    graph, temporal, vertex_ids, stats = build_graph(edges, name=ds.name)
     t_build = time.perf_counter() - t0 - t_read
     log.info("%s: built CSR + transpose (%d vertices, %d edges with self-loops) in %.2f s",
              ds.name, graph.num_vertices, graph.num_edges, t_build)
@@ -199,9 +213,9 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     if ds.kind == "generated":
         stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
     check_counts(stats, ds)
-    extra = {}
+    extra = {"vertex_ids": vertex_ids}
     if temporal is not None:
-        extra = {"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]}
+        extra.update({"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]})
     # json last: it is the rule's "done" marker, and a failure before it leaves neither file
     # in a state Snakemake would accept (it removes outputs of failed jobs)
     graph.save(npz_path, **extra)
@@ -248,7 +262,7 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
     if path.is_file():
         if path.suffix == ".npz":
             return load_prepared(path)
-        built, temporal, _ = build_graph(read_edges(path), name=str(path))
+        built, temporal, _, _ = build_graph(read_edges(path), name=str(path))
         return built, temporal
     catalog = load_catalog()
     ds = get_dataset(str(graph), catalog)
@@ -260,5 +274,5 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
 
         fetch_dataset(ds)
     edges, _ = read_dataset(ds)
-    built, temporal, _ = build_graph(edges, name=ds.name)
+    built, temporal, _, _ = build_graph(edges, name=ds.name)
     return built, temporal
