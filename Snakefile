@@ -17,6 +17,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/batches.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/bench.smk"
 
 
 rule figures:
