@@ -22,7 +22,9 @@ class PageRankOptions:
     max_iterations : iteration cap.
     degree_switch : largest degree handled thread-per-vertex on the GPU.
     partition : GPU work partitioning, one of ``PARTITIONS``.
-    variant : GPU static kernel design (``dynpr.gpu.VARIANTS``); ``None`` = default.
+    variant : GPU kernel design (``dynpr.gpu.VARIANTS``); ``None`` = the fastest
+        measured ("classes"). Ignored on the CPU. The pure static designs
+        (``pull_*``, ``push_atomic``, ``cusparse``) serve Static and ND only.
     """
 
     alpha: float = 0.85
