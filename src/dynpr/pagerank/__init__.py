@@ -8,16 +8,16 @@ Every function here only resolves the backend and dispatches to an engine:
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 
 import numpy as np
 
+from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
-
-from dynpr import APPROACHES
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -108,68 +108,57 @@ def static(
     PageRankResult
         See :func:`update`.
     """
-    engine = _engine(backend)
-    if initial is None:
-        return engine("static", None, graph, None, None, options)
-    return engine("static", None, graph, None, None, options, initial=initial)
+    return _engine(backend)("static", None, graph, None, None, options, initial=initial)
 
 
+# The dynamic approaches share update's parameters; each states only what it does.
+_DYNAMIC_SECTIONS = """
+Parameters
+----------
+old_graph, graph, batch, previous_ranks, options, backend
+    See :func:`update`.
+
+Returns
+-------
+PageRankResult
+    See :func:`update`.
+"""
+
+
+def _dynamic_doc(func):
+    func.__doc__ = inspect.cleandoc(func.__doc__) + "\n" + _DYNAMIC_SECTIONS
+    return func
+
+
+@_dynamic_doc
 def naive_dynamic(old_graph, graph, batch, previous_ranks, options=None, *, backend="cpu") -> PageRankResult:
-    """Naive-dynamic PageRank: Static over every vertex, started from ``previous_ranks``.
-
-    Parameters
-    ----------
-    old_graph, graph, batch, previous_ranks, options, backend
-        See :func:`update`.
-
-    Returns
-    -------
-    PageRankResult
-        See :func:`update`.
-    """
+    """Naive-dynamic PageRank: Static over every vertex, started from ``previous_ranks``."""
     return update("nd", old_graph, graph, batch, previous_ranks, options, backend=backend)
 
 
+@_dynamic_doc
 def dynamic_traversal(old_graph, graph, batch, previous_ranks, options=None, *, backend="cpu") -> PageRankResult:
     """Dynamic Traversal PageRank: recompute only vertices reachable from updated edges' sources.
 
     Every vertex reachable (sources included) from the source of a deleted or
     inserted edge in the old or the new graph is affected; the others keep their
     previous ranks throughout.
-
-    Parameters
-    ----------
-    old_graph, graph, batch, previous_ranks, options, backend
-        See :func:`update`.
-
-    Returns
-    -------
-    PageRankResult
-        See :func:`update`.
     """
     return update("dt", old_graph, graph, batch, previous_ranks, options, backend=backend)
 
 
+@_dynamic_doc
 def dynamic_frontier(old_graph, graph, batch, previous_ranks, options=None, *, backend="cpu") -> PageRankResult:
     """Dynamic Frontier PageRank (seed 003, Alg. 2): an affected set that grows from the batch.
 
     Starts from the out-neighbours (new graph) of every updated edge's source and
     the target of every deletion; each iteration marks the out-neighbours of every
     vertex whose relative rank change exceeds ``options.frontier_tolerance``.
-
-    Parameters
-    ----------
-    old_graph, graph, batch, previous_ranks, options, backend
-        See :func:`update`.
-
-    Returns
-    -------
-    PageRankResult
-        See :func:`update`.
     """
     return update("df", old_graph, graph, batch, previous_ranks, options, backend=backend)
 
 
+@_dynamic_doc
 def dynamic_frontier_pruned(old_graph, graph, batch, previous_ranks, options=None, *,
                             backend="cpu") -> PageRankResult:
     """Dynamic Frontier with Pruning (DF-P): DF that also drops converged vertices.
@@ -177,16 +166,6 @@ def dynamic_frontier_pruned(old_graph, graph, batch, previous_ranks, options=Non
     Ranks use the closed form of Eq. 2-3 (the self-loop's recursion solved);
     a vertex whose relative change is at most ``options.prune_tolerance`` leaves
     the affected set (it keeps its new rank). Ranks then sum to 1 only approximately.
-
-    Parameters
-    ----------
-    old_graph, graph, batch, previous_ranks, options, backend
-        See :func:`update`.
-
-    Returns
-    -------
-    PageRankResult
-        See :func:`update`.
     """
     return update("dfp", old_graph, graph, batch, previous_ranks, options, backend=backend)
 

@@ -19,43 +19,26 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
-from dynpr import APPROACHES
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
 
 
-def update(
-    approach: str,
-    old_graph: Graph | None,
-    graph: Graph,
-    batch: Batch | None,
-    previous_ranks: np.ndarray | None,
-    options: PageRankOptions | None = None,
-    *,
-    initial: np.ndarray | None = None,
-) -> PageRankResult:
-    """Run one approach on the CPU.
+def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | None,
+           previous_ranks: np.ndarray | None, options: PageRankOptions | None = None, *,
+           initial: np.ndarray | None = None) -> PageRankResult:
+    """Run one approach on the CPU; the contract of :func:`dynpr.pagerank.update`.
 
     Parameters
     ----------
-    approach : {"static", "nd", "dt", "df", "dfp"}
-        Approach code.
-    old_graph : Graph or None
-        Graph before the batch (used by ``dt``; ignored otherwise).
-    graph : Graph
-        Graph after the batch, with a self-loop on every vertex.
-    batch : Batch or None
-        The batch update (used by ``dt``, ``df``, ``dfp``).
-    previous_ranks : numpy.ndarray or None
-        Converged ranks of the old graph (used by every dynamic approach).
-    options : PageRankOptions, optional
-        Parameters; the paper's defaults when omitted.
+    approach, old_graph, graph, batch, previous_ranks, options
+        See :func:`dynpr.pagerank.update` (the backend is already resolved).
     initial : numpy.ndarray, optional
         Starting ranks of ``static`` (default ``1/n`` each).
 
