@@ -128,26 +128,3 @@ def test_options_from_config_passes_known_keys_only():
     opts, ref_tol = experiments.options_from_config({"alpha": 0.5, "tolerance": 1e-8, "reference_tolerance": 1e-50})
     assert opts.alpha == 0.5 and opts.tolerance == 1e-8 and opts.prune_tolerance == 1e-6
     assert ref_tol == 1e-50
-
-
-def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):
-    log = tmp_path / "x.log"
-    with pytest.raises(SystemExit) as exc:
-        with experiments.script_errors("run_experiment", "CollegeMsg", log) as write:
-            write("started")
-            raise FileNotFoundError("results/graphs/CollegeMsg.npz: no such file")
-    assert exc.value.code == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["dynpr: run_experiment for CollegeMsg: FileNotFoundError: results/graphs/CollegeMsg.npz: "
-                   "no such file"]
-    text = log.read_text()
-    assert text.startswith("started\n") and "Traceback" in text and text.rstrip().endswith(err[0])
-
-
-def test_read_input_names_the_file_and_the_fix(tmp_path):
-    from dynpr.batches import read_batches
-
-    bad = tmp_path / "temporal_0.001.npz"
-    bad.write_text("garbage")
-    with pytest.raises(ValueError, match=r"temporal_0.001.npz: cannot be read .*delete it and rerun snakemake"):
-        experiments.read_input(bad, read_batches)

@@ -17,28 +17,19 @@ updated graph.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-import sys
-import traceback
-from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
 from dynpr.graph import Graph
+from dynpr.jobs import Log, no_log
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp
-
-Log = Callable[[str], None]
-
-
-def _no_log(message: str) -> None:
-    """Default progress sink: drop the message."""
 
 
 def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
@@ -118,7 +109,7 @@ def run_temporal(
     backend: str = "cpu",
     reference_tolerance: float = 1e-100,
     repeat: int = 1,
-    log: Log = _no_log,
+    log: Log = no_log,
     commit: str | None = None,
 ) -> list[dict]:
     """The temporal experiment: consecutive batches on a base graph, ranks carried over.
@@ -186,7 +177,7 @@ def run_random(
     backend: str = "cpu",
     reference_tolerance: float = 1e-100,
     repeat: int = 1,
-    log: Log = _no_log,
+    log: Log = no_log,
     commit: str | None = None,
 ) -> list[dict]:
     """The random-batch experiment: each batch applied to the full graph on its own.
@@ -228,7 +219,7 @@ def run_kahn(
     *,
     backend: str = "cpu",
     repeat: int = 1,
-    log: Log = _no_log,
+    log: Log = no_log,
     commit: str | None = None,
 ) -> list[dict]:
     """Kahn's algorithm on ``graph`` without its self-loops (a self-loop alone makes a cycle).
@@ -260,56 +251,3 @@ def run_kahn(
         log(f"{dataset} kahn repeat {r + 1}/{repeat}: {res.time_ms:.3f} ms, {res.levels} levels, "
             f"{res.processed}/{plain.num_vertices} processed ({'DAG' if res.is_dag else 'has cycles'})")
     return rows
-
-
-def read_input(path: str | Path, reader: Callable):
-    """``reader(path)``, with any failure reworded to name the file and the fix.
-
-    Raises
-    ------
-    ValueError
-        ``<path>: cannot be read (<reason>); delete it and rerun snakemake to rebuild it``.
-    """
-    try:
-        return reader(path)
-    except Exception as exc:  # a truncated or foreign file fails in many ways; all mean the same fix
-        raise ValueError(f"{path}: cannot be read ({type(exc).__name__}: {exc}); "
-                         "delete it and rerun snakemake to rebuild it") from exc
-
-
-@contextlib.contextmanager
-def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[Log]:
-    """Run a workflow script's body; turn any failure into one clear line and exit 1.
-
-    Yields a function that appends a line to the log file (and flushes it), so
-    progress shows while the job runs. On an exception the full traceback goes
-    to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
-    to stderr, which is what Snakemake shows the user.
-
-    Parameters
-    ----------
-    rule : str
-        The Snakemake rule name.
-    target : str
-        What the job is for (usually the dataset).
-    log_path : str or Path or None
-        The job's log file (``snakemake.log[0]``).
-    """
-    handle = open(log_path, "a", buffering=1) if log_path else None
-
-    def log(message: str) -> None:
-        if handle:
-            print(message, file=handle, flush=True)
-
-    try:
-        yield log
-    except Exception as exc:  # every failure becomes one line for the user
-        line = f"dynpr: {rule} for {target}: {type(exc).__name__}: {exc}"
-        if handle:
-            handle.write(traceback.format_exc())
-        log(line)
-        print(line, file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
-    finally:
-        if handle:
-            handle.close()

@@ -5,7 +5,7 @@ Without a CUDA device the rule fails with one line ("bench needs a GPU: ...").
 
 from pathlib import Path
 
-from dynpr.experiments import script_errors
+from dynpr.jobs import script_errors
 
 with script_errors(snakemake.rule, "results/bench", snakemake.log[0]) as log:
     from dynpr import bench

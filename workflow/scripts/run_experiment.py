@@ -3,14 +3,14 @@
 import contextlib
 
 from dynpr.devices import claim_device
-from dynpr.experiments import script_errors
+from dynpr.jobs import read_input, script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log, (
     # a GPU job claims its own device before anything initialises CUDA (docs/scaling.md)
     claim_device(report=log) if snakemake.resources.get("gpu", 0) else contextlib.nullcontext()
 ):
     from dynpr.batches import read_batches
-    from dynpr.experiments import options_from_config, read_input, run_kahn, run_random, run_temporal
+    from dynpr.experiments import options_from_config, run_kahn, run_random, run_temporal
     from dynpr.graph import Graph
     from dynpr.prepare import load_prepared
     from dynpr.results import git_commit, to_frame, write_csv

@@ -1,0 +1,72 @@
+"""Helpers for workflow scripts: a progress log and one-line failures for each Snakemake job.
+
+Kept apart from the experiment code (and free of NumPy and the PageRank stack) so
+that every script under ``workflow/scripts/`` can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable, Iterator
+
+Log = Callable[[str], None]
+
+
+def no_log(message: str) -> None:
+    """Default progress sink: drop the message."""
+
+
+def read_input(path: str | Path, reader: Callable):
+    """``reader(path)``, with any failure reworded to name the file and the fix.
+
+    Raises
+    ------
+    ValueError
+        ``<path>: cannot be read (<reason>); delete it and rerun snakemake to rebuild it``.
+    """
+    try:
+        return reader(path)
+    except Exception as exc:  # a truncated or foreign file fails in many ways; all mean the same fix
+        raise ValueError(f"{path}: cannot be read ({type(exc).__name__}: {exc}); "
+                         "delete it and rerun snakemake to rebuild it") from exc
+
+
+@contextlib.contextmanager
+def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[Log]:
+    """Run a workflow script's body; turn any failure into one clear line and exit 1.
+
+    Yields a function that appends a line to the log file (and flushes it), so
+    progress shows while the job runs. On an exception the full traceback goes
+    to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
+    to stderr, which is what Snakemake shows the user.
+
+    Parameters
+    ----------
+    rule : str
+        The Snakemake rule name.
+    target : str
+        What the job is for (usually the dataset).
+    log_path : str or Path or None
+        The job's log file (``snakemake.log[0]``).
+    """
+    handle = open(log_path, "a", buffering=1) if log_path else None
+
+    def log(message: str) -> None:
+        if handle:
+            print(message, file=handle, flush=True)
+
+    try:
+        yield log
+    except Exception as exc:  # every failure becomes one line for the user
+        line = f"dynpr: {rule} for {target}: {type(exc).__name__}: {exc}"
+        if handle:
+            handle.write(traceback.format_exc())
+        log(line)
+        print(line, file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+    finally:
+        if handle:
+            handle.close()
