@@ -59,7 +59,7 @@ def temporal_case():
 
 def test_temporal_rows_follow_ranks_carried_from_batch_to_batch():
     base, sequences = temporal_case()
-    rows = experiments.run_temporal("t", base, sequences, APPROACHES, OPTIONS, repeat=2, commit="c0")
+    rows = experiments.run_batches("temporal", "t", base, sequences, APPROACHES, OPTIONS, repeat=2, commit="c0")
     df = to_frame(rows)
     assert list(df.columns) == list(COLUMNS)
     assert len(df) == 2 * 3 * 5 * 2  # fractions x batches x approaches x repeats
@@ -83,7 +83,7 @@ def test_temporal_rows_follow_ranks_carried_from_batch_to_batch():
 
 def test_temporal_dynamic_approaches_need_fewer_iterations_than_static():
     base, sequences = temporal_case()
-    df = to_frame(experiments.run_temporal("t", base, sequences, ["static", "nd"], OPTIONS))
+    df = to_frame(experiments.run_batches("temporal", "t", base, sequences, ["static", "nd"], OPTIONS))
     it = df.groupby("approach")["iterations"].mean()
     assert it["nd"] < it["static"]
 
@@ -93,7 +93,7 @@ def test_random_rows_start_every_approach_from_the_base_ranks():
     graph = random_graph(seed=5)
     batches = {1e-2: [mixed(graph, 4, 1, rng), mixed(graph, 4, 1, rng)], 1e-1: [mixed(graph, 12, 3, rng)]}
     logged = []
-    df = to_frame(experiments.run_random("r", graph, batches, APPROACHES, OPTIONS, log=logged.append, commit="c"))
+    df = to_frame(experiments.run_batches("random", "r", graph, batches, APPROACHES, OPTIONS, log=logged.append, commit="c"))
     assert len(df) == (2 + 1) * 5
     base = static(graph, OPTIONS).ranks
     for f, seq in batches.items():
@@ -109,6 +109,11 @@ def test_random_rows_start_every_approach_from_the_base_ranks():
     # one progress line per approach and batch, naming dataset, approach, fraction, batch i/N and ms
     assert len(logged) == 15
     assert logged[0].startswith("r static fraction=0.01 batch 1/2: ") and " ms" in logged[0]
+
+
+def test_unknown_experiment_is_an_error():
+    with pytest.raises(ValueError, match="experiment must be 'temporal' or 'random', got 'kahn'"):
+        experiments.run_batches("kahn", "k", random_graph(), {}, APPROACHES, OPTIONS, commit="c")
 
 
 def test_kahn_rows_on_a_dag_and_on_a_cycle():

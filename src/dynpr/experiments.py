@@ -1,12 +1,12 @@
 """The experiments of seed 003, section 5, as functions that return result rows.
 
-* :func:`run_temporal` — real-world dynamic graphs (5.3.1): per batch fraction,
-  start from the base graph with Static ranks and apply the consecutive
-  batches one after another; every approach carries its own ranks from batch
-  to batch.
-* :func:`run_random` — static graphs with random batches (5.3.2): every batch
-  is applied to the full graph on its own and every approach starts from the
-  full graph's Static ranks.
+* :func:`run_batches` with ``"temporal"`` — real-world dynamic graphs (5.3.1):
+  per batch fraction, start from the base graph with Static ranks and apply
+  the consecutive batches one after another; every approach carries its own
+  ranks from batch to batch.
+* :func:`run_batches` with ``"random"`` — static graphs with random batches
+  (5.3.2): every batch is applied to the full graph on its own and every
+  approach starts from the full graph's Static ranks.
 * :func:`run_kahn` — level-synchronous Kahn (seed 002) on the graph without
   its self-loops.
 
@@ -99,9 +99,10 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
     return rows, final
 
 
-def run_temporal(
+def run_batches(
+    experiment: str,
     dataset: str,
-    base: Graph,
+    graph: Graph,
     batches: Mapping[float, Sequence[Batch]],
     approaches: Sequence[str],
     options: PageRankOptions | None = None,
@@ -112,16 +113,24 @@ def run_temporal(
     log: Log = no_log,
     commit: str | None = None,
 ) -> list[dict]:
-    """The temporal experiment: consecutive batches on a base graph, ranks carried over.
+    """The temporal or the random-batch experiment: every approach on every batch.
+
+    Each fraction's batches start from ``graph`` and every approach from its
+    Static ranks. ``"temporal"`` applies the batches one after another, each
+    approach carrying its own ranks from batch to batch (Static ignores them);
+    ``"random"`` applies each batch to ``graph`` on its own.
 
     Parameters
     ----------
+    experiment : {"temporal", "random"}
+        Which experiment; written in every row.
     dataset : str
         Name written in every row.
-    base : Graph
-        The base graph (first ``base_fraction`` of the temporal edges, self-loops on all vertices).
+    graph : Graph
+        The base graph (temporal: first ``base_fraction`` of the temporal edges,
+        self-loops on all vertices) or the full prepared graph (random).
     batches : mapping of float to sequence of Batch
-        Per batch fraction, the consecutive batches applied one after another to ``base``.
+        Per batch fraction, the consecutive (temporal) or independent (random) batches.
     approaches : sequence of str
         Approach codes (``static nd dt df dfp``).
     options : PageRankOptions, optional
@@ -141,75 +150,34 @@ def run_temporal(
     -------
     list of dict
         One row per fraction × batch × approach × repeat, ``batch_index`` counting from 0.
+
+    Raises
+    ------
+    ValueError
+        On an unknown experiment.
     """
+    if experiment not in ("temporal", "random"):
+        raise ValueError(f"experiment must be 'temporal' or 'random', got {experiment!r}")
     options = options or PageRankOptions()
     backend = resolve_backend(backend)
     commit = commit if commit is not None else git_commit()
-    base_ranks = static(base, options, backend=backend).ranks
+    base_ranks = static(graph, options, backend=backend).ranks
     rows: list[dict] = []
     warmed = False
     for fraction, sequence in batches.items():
-        old = base
-        # Every approach starts each fraction's sequence from the base graph's Static ranks,
-        # then continues from its own ranks (Static ignores them and recomputes from scratch).
-        previous = {a: base_ranks for a in approaches}
+        old, previous = graph, {a: base_ranks for a in approaches}
         for i, batch in enumerate(sequence):
             new = apply_batch(old, batch)
             if not warmed:
                 _warm_up(approaches, old, new, batch, base_ranks, options, backend)
                 warmed = True
-            batch_rows, previous = _measure_batch(
-                dataset, "temporal", approaches, old, new, batch, previous, options, backend=backend,
+            batch_rows, final = _measure_batch(
+                dataset, experiment, approaches, old, new, batch, previous, options, backend=backend,
                 repeat=repeat, reference_tolerance=reference_tolerance, fraction=fraction, index=i,
                 count=len(sequence), commit=commit, log=log)
             rows += batch_rows
-            old = new
-    return rows
-
-
-def run_random(
-    dataset: str,
-    graph: Graph,
-    batches: Mapping[float, Sequence[Batch]],
-    approaches: Sequence[str],
-    options: PageRankOptions | None = None,
-    *,
-    backend: str = "cpu",
-    reference_tolerance: float = 1e-100,
-    repeat: int = 1,
-    log: Log = no_log,
-    commit: str | None = None,
-) -> list[dict]:
-    """The random-batch experiment: each batch applied to the full graph on its own.
-
-    Parameters are those of :func:`run_temporal`, except that ``graph`` is the
-    full prepared graph and each fraction's batches are independent samples
-    (``batch_index`` numbers them), every approach starting from Static ranks
-    on ``graph``.
-
-    Returns
-    -------
-    list of dict
-        One row per fraction × batch × approach × repeat.
-    """
-    options = options or PageRankOptions()
-    backend = resolve_backend(backend)
-    commit = commit if commit is not None else git_commit()
-    base_ranks = static(graph, options, backend=backend).ranks
-    start = {a: base_ranks for a in approaches}
-    rows: list[dict] = []
-    warmed = False
-    for fraction, sequence in batches.items():
-        for i, batch in enumerate(sequence):
-            new = apply_batch(graph, batch)
-            if not warmed:
-                _warm_up(approaches, graph, new, batch, base_ranks, options, backend)
-                warmed = True
-            batch_rows, _ = _measure_batch(
-                dataset, "random", approaches, graph, new, batch, start, options, backend=backend,
-                repeat=repeat, reference_tolerance=reference_tolerance, fraction=fraction, index=i,
-                count=len(sequence), commit=commit, log=log)
-            rows += batch_rows
+            if experiment == "temporal":
+                old, previous = new, final
     return rows
 
 

@@ -10,7 +10,7 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     claim_device(report=log) if snakemake.resources.get("gpu", 0) else contextlib.nullcontext()
 ):
     from dynpr.batches import read_batches
-    from dynpr.experiments import options_from_config, run_kahn, run_random, run_temporal
+    from dynpr.experiments import options_from_config, run_batches, run_kahn
     from dynpr.graph import Graph
     from dynpr.prepare import load_prepared
     from dynpr.results import git_commit, to_frame, write_csv
@@ -20,13 +20,10 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     options, reference_tolerance = options_from_config(p.pagerank)
     graph, _ = read_input(snakemake.input.graph, load_prepared)
     batches = {f: read_input(path, read_batches) for f, path in zip(p.fractions, snakemake.input.batches, strict=True)}
-    common = dict(backend=p.backend, reference_tolerance=reference_tolerance, repeat=p.repeat, log=log,
-                  commit=git_commit())
+    commit = git_commit()
     log(f"{dataset}: {p.experiment} experiment, approaches {' '.join(p.approaches)}, backend {p.backend}")
-    if p.experiment == "temporal":
-        base = read_input(snakemake.input.base, Graph.load)
-        rows = run_temporal(dataset, base, batches, p.approaches, options, **common)
-    else:
-        rows = run_random(dataset, graph, batches, p.approaches, options, **common)
-    rows += run_kahn(dataset, graph, backend=p.backend, repeat=p.repeat, log=log, commit=common["commit"])
+    start = read_input(snakemake.input.base, Graph.load) if p.experiment == "temporal" else graph
+    rows = run_batches(p.experiment, dataset, start, batches, p.approaches, options, backend=p.backend,
+                       reference_tolerance=reference_tolerance, repeat=p.repeat, log=log, commit=commit)
+    rows += run_kahn(dataset, graph, backend=p.backend, repeat=p.repeat, log=log, commit=commit)
     write_csv(to_frame(rows), snakemake.output[0])
