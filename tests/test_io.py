@@ -9,13 +9,12 @@ import tarfile
 import numpy as np
 import pytest
 
-from dynpr.io import (ParseError, detect_format, read_edges, read_matrix_market, read_snap_edgelist,
-                      read_snap_temporal, read_suitesparse_tar)
+from dynpr.io import ParseError, detect_format, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
 
 
 def test_snap_edgelist_comments_tabs_crlf(write_file):
     path = write_file("g.txt.gz", "# Directed graph\r\n# Nodes: 4\r\n0\t1\r\n1\t2\r\n\r\n3\t3\r\n1\t2\r\n")
-    edges = read_snap_edgelist(path)
+    edges = read_snap(path)
     assert edges.src.tolist() == [0, 1, 3, 1] and edges.dst.tolist() == [1, 2, 3, 2]
     assert edges.time is None and edges.src.dtype == np.int64
 
@@ -24,7 +23,7 @@ def test_snap_temporal_is_stable_sorted_by_time(write_file):
     rng = np.random.default_rng(3)
     rows = np.column_stack([rng.integers(0, 50, 500), rng.integers(0, 50, 500), rng.integers(0, 20, 500)])
     path = write_file("t.txt", "".join(f"{u} {v} {t}\n" for u, v, t in rows))
-    edges = read_snap_temporal(path)
+    edges = read_snap(path, temporal=True)
     expected = sorted(range(len(rows)), key=lambda i: rows[i, 2])  # Python's sort is stable
     assert edges.src.tolist() == rows[expected, 0].tolist()
     assert edges.dst.tolist() == rows[expected, 1].tolist()
@@ -42,13 +41,13 @@ def test_snap_temporal_is_stable_sorted_by_time(write_file):
 def test_malformed_line_is_named(write_file, body, line, reason):
     path = write_file("bad.txt", body)
     with pytest.raises(ParseError, match=rf"bad\.txt: line {line}: .*{reason}"):
-        read_snap_edgelist(path)
+        read_snap(path)
 
 
 def test_malformed_temporal_line_is_named(write_file):
     path = write_file("bad.txt.gz", "1 2 100\n2 3 101\n3 4\n")
     with pytest.raises(ParseError, match=r"bad\.txt\.gz: line 3: expected 3 fields, got 2"):
-        read_snap_temporal(path)
+        read_snap(path, temporal=True)
 
 
 def test_truncated_gzip_text(write_file, tmp_path):
@@ -56,12 +55,12 @@ def test_truncated_gzip_text(write_file, tmp_path):
     path = tmp_path / "cut.txt.gz"
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ParseError, match="cut.txt.gz: corrupt or truncated gzip"):
-        read_snap_edgelist(path)
+        read_snap(path)
 
 
 def test_empty_file(write_file):
     with pytest.raises(ParseError, match="no edges"):
-        read_snap_edgelist(write_file("empty.txt", "# only a comment\n"))
+        read_snap(write_file("empty.txt", "# only a comment\n"))
 
 
 def _edge_set(edges):

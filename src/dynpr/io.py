@@ -8,6 +8,7 @@ Python over lines on the happy path: only after a parse failure does
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 import tarfile
@@ -36,8 +37,8 @@ class EdgeData:
 
     ``src``/``dst`` are int64 with 0-based ids; ``time`` is int64 for temporal
     files (edges stable-sorted by it) and None otherwise; ``num_vertices`` is the
-    matrix dimension for Matrix Market input and None for SNAP files (whose
-    vertex count is ``max id + 1``).
+    matrix dimension for Matrix Market input and None for SNAP files (whose ids
+    :func:`dynpr.prepare.build_graph` renumbers densely).
     """
 
     src: np.ndarray
@@ -71,8 +72,29 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
     return None
 
 
-def _read_snap(path: Path, ncols: int) -> np.ndarray:
-    """Read a whitespace-separated SNAP file of ``ncols`` integer columns into an int64 array."""
+def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
+    """Read a SNAP edge list (``u v`` lines) or temporal edge list (``u v t`` lines).
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.txt`` or ``.txt.gz``; ``#`` comments, blank lines, tabs/spaces and CRLF are accepted.
+    temporal : bool
+        Expect a third column of times and stable-sort the edges by it (equal
+        times keep their file order).
+
+    Returns
+    -------
+    EdgeData
+        int64 ids as in the file; ``time`` set only when ``temporal``.
+
+    Raises
+    ------
+    ParseError
+        Naming the file and the first malformed line.
+    """
+    path = Path(path)
+    ncols = 3 if temporal else 2
     try:
         frame = pd.read_csv(
             path, sep=r"\s+", header=None, comment="#", dtype=np.int64, engine="c",
@@ -95,46 +117,9 @@ def _read_snap(path: Path, ncols: int) -> np.ndarray:
         raise ParseError(f"{path}: cannot parse as {ncols}-column SNAP file: {failure}")
     if values.shape[0] == 0:
         raise ParseError(f"{path}: no edges found (empty file or only comments)")
-    return values
-
-
-def read_snap_temporal(path: str | Path) -> EdgeData:
-    """Read a SNAP temporal edge list of ``u v t`` lines, stable-sorted by ``t``.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.txt`` or ``.txt.gz``; ``#`` comments, tabs/spaces and CRLF are accepted.
-
-    Returns
-    -------
-    EdgeData
-        With ``time``; equal times keep their file order (stable sort).
-
-    Raises
-    ------
-    ParseError
-        Naming the file and the first malformed line.
-    """
-    path = Path(path)
-    values = _read_snap(path, 3)
-    order = np.argsort(values[:, 2], kind="stable")
-    values = values[order]
-    return EdgeData(np.ascontiguousarray(values[:, 0]), np.ascontiguousarray(values[:, 1]),
-                    np.ascontiguousarray(values[:, 2]))
-
-
-def read_snap_edgelist(path: str | Path) -> EdgeData:
-    """Read a SNAP edge list of ``u v`` lines (``#`` comments, tabs, CRLF).
-
-    Raises
-    ------
-    ParseError
-        Naming the file and the first malformed line.
-    """
-    path = Path(path)
-    values = _read_snap(path, 2)
-    return EdgeData(np.ascontiguousarray(values[:, 0]), np.ascontiguousarray(values[:, 1]))
+    if temporal:
+        values = values[np.argsort(values[:, 2], kind="stable")]
+    return EdgeData(*(np.ascontiguousarray(column) for column in values.T))
 
 
 def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> EdgeData:
@@ -262,8 +247,8 @@ def read_edges(path: str | Path, fmt: str | None = None) -> EdgeData:
     """
     fmt = fmt or detect_format(path)
     readers = {
-        "snap-temporal": read_snap_temporal,
-        "snap-edgelist": read_snap_edgelist,
+        "snap-temporal": functools.partial(read_snap, temporal=True),
+        "snap-edgelist": read_snap,
         "matrix-market": read_matrix_market,
         "suitesparse-mm": read_suitesparse_tar,
     }
