@@ -39,11 +39,13 @@ extern "C" __global__ void partition_scatter(const long long* offsets, int n, in
 // self-loop's term, which the closed form takes out again).
 // With PRC the contribution r/d[v] of the next iteration is written too
 // (seed 001's precomputed contributions), so gathers read one double per edge.
-template <bool FRONTIER, bool PRUNE, bool PRC = false>
+// With PUSH (the fused dynamic step) the expansion decision goes to *expand
+// instead of dn[v], and the caller marks v's out-neighbours itself.
+template <bool FRONTIER, bool PRUNE, bool PRC = false, bool PUSH = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
                                                 double* Rnew, unsigned char* dv, unsigned char* dn,
                                                 double c0, double alpha, double tau_f, double tau_p,
-                                                double* Cnew = nullptr) {
+                                                double* Cnew = nullptr, int* expand = nullptr) {
   const double rv = R[v];
   double r;
   if (PRUNE) {
@@ -56,7 +58,10 @@ __device__ __forceinline__ double finish_vertex(int v, double c, const double* i
   if (FRONTIER) {
     const double rel = dr / fmax(r, rv);
     if (PRUNE && rel <= tau_p) dv[v] = 0;  // pruned: v still takes r this iteration
-    if (rel > tau_f) dn[v] = 1;            // its out-neighbours get expanded later
+    if (rel > tau_f) {                     // its out-neighbours get expanded
+      if (PUSH) *expand = 1;
+      else dn[v] = 1;
+    }
   }
   Rnew[v] = r;
   if (PRC) Cnew[v] = r * inv_degree[v];
@@ -136,6 +141,22 @@ extern "C" __global__ void mark_initial(const int* del_src, const int* del_dst, 
   } else if (i < num_del + num_ins) {
     dn[ins_src[i - num_del]] = 1;
   }
+}
+
+// Initial marking and the first expansion in one launch, for the fused
+// dynamic step: a warp per batch edge marks every out-neighbour (new graph)
+// of the edge's source, which is what dn[source] = 1 followed by the
+// expansion does, and the target of a deletion. A source listed several
+// times is walked several times; the marks are the same.
+extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
+    const int* del_src, const int* del_dst, int num_del, const int* ins_src, int num_ins,
+    const long long* offsets, const int* targets, unsigned char* dv) {
+  const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (i >= num_del + num_ins) return;
+  const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
+  if (i < num_del && lane == 0) dv[del_dst[i]] = 1;
+  for (long long e = offsets[u] + lane; e < offsets[u + 1]; e += 32) dv[targets[e]] = 1;
 }
 
 // dv |= out-neighbours (in the new graph) of every u with dn[u]; one thread
@@ -238,20 +259,42 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
   if (v < n) ids[static_cast<long long>(k) * n + base[k] + pos] = v;
 }
 
+// Where the fused dynamic step (PUSH) keeps its frontier: out CSR of the new
+// graph, dx_in = vertices marked by the previous iteration's expansion (read
+// and cleared here), dx_out = those this iteration's expansion marks (read by
+// the next iteration; the two swap every iteration, so a vertex's mark never
+// races with its own read), ever = vertices ever computed as affected.
+struct Frontier {
+  const long long* offsets;
+  const int* targets;
+  unsigned char* dx_in;
+  unsigned char* dx_out;
+  unsigned char* ever;
+};
+
 // G lanes per vertex (G = 1: thread, 8: sub-warp, 32: warp, kBlock: block).
 // Lanes stride the in-edges, a shuffle (or block) reduction sums them in a
 // fixed order, lane 0 finishes the vertex. LISTED walks ids[0, count);
 // otherwise items are all vertices and only those with lo < deg <= hi are
 // handled. PRC gathers C[u] = R[u]/d[u] (one double per edge) instead of
 // R[u] * inv_degree[u] (two), and writes Cnew for the next iteration.
+// PUSH (with FRONTIER) folds Alg. 5's expansion into the rank step: v is
+// affected when dv[v] or fr.dx_in[v] is set, and a vertex whose relative
+// change exceeds tau_f marks its out-neighbours in fr.dx_out with its own G
+// lanes, so an iteration needs no flag clearing and no expansion launch. The
+// expansion after the last iteration is never read; `affected` comes from
+// fr.ever, set when a vertex is computed, which is the set of vertices marked
+// before some iteration, as in the CPU twin.
 // `block` is the block's index among those given to this class. Returns the
 // block's largest change, valid in thread 0; every thread must call it.
-template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
+template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC, bool PUSH = false>
 __device__ __forceinline__ double rank_items(
     long long block, const int* __restrict__ ids, int count, const long long* __restrict__ in_offsets,
     const int* __restrict__ sources, const double* __restrict__ inv_degree, const double* __restrict__ R,
     const double* __restrict__ C, double* __restrict__ Rnew, double* __restrict__ Cnew, unsigned char* dv,
-    unsigned char* dn, long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p) {
+    unsigned char* dn, long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p,
+    Frontier fr = {}) {
+  constexpr bool kPush = PUSH && FRONTIER;
   const long long item = (block * kBlock + threadIdx.x) / G;
   const int lane = threadIdx.x % G;
   bool active = item < count;
@@ -264,12 +307,20 @@ __device__ __forceinline__ double rank_items(
     if (!LISTED) active = end - begin > lo && end - begin <= hi;
   }
   // v is shared by the G lanes of a group, so 'active' is uniform over it.
-  if (active && AFFECTED && !dv[v]) {
-    if (lane == 0) {
-      Rnew[v] = R[v];
-      if (PRC) Cnew[v] = C[v];
+  bool marked = false;  // kPush: v arrived through the previous expansion
+  if (active && AFFECTED) {
+    bool affected = dv[v];
+    if constexpr (kPush) {
+      marked = fr.dx_in[v];
+      affected = affected || marked;
     }
-    active = false;
+    if (!affected) {
+      if (lane == 0) {
+        Rnew[v] = R[v];
+        if (PRC) Cnew[v] = C[v];
+      }
+      active = false;
+    }
   }
   double c = 0.0;
   if (active) {
@@ -280,17 +331,44 @@ __device__ __forceinline__ double rank_items(
       c += PRC ? C[u] : R[u] * inv_degree[u];
     }
   }
+  // The reductions below order every lane's reads of dv/dx_in before lane 0
+  // writes them.
   double change = 0.0;
+  int expand = 0;
+  const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   if constexpr (G == kBlock) {
     c = dynpr::block_sum(c);
-    if (threadIdx.x == 0 && active)
-      change = finish_vertex<FRONTIER, PRUNE, PRC>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p, Cnew);
   } else {
     for (int off = G / 2; off > 0; off >>= 1) c += __shfl_down_sync(0xffffffffu, c, off, G);
-    if (active && lane == 0)
-      change = finish_vertex<FRONTIER, PRUNE, PRC>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p, Cnew);
-    change = dynpr::block_max(change);
   }
+  if (finisher) {
+    if constexpr (kPush) {
+      if (marked) {
+        fr.dx_in[v] = 0;
+        dv[v] = 1;  // affected from now on (unless pruned just below)
+      }
+      fr.ever[v] = 1;
+    }
+    change = finish_vertex<FRONTIER, PRUNE, PRC, kPush>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p,
+                                                        Cnew, &expand);
+  }
+  if constexpr (kPush) {
+    // Lane 0's decision to every lane of the group, which then marks the
+    // out-neighbours (the self-loop marks v itself, as in the CPU twin).
+    if constexpr (G == kBlock) {
+      __shared__ int block_expand;
+      if (threadIdx.x == 0) block_expand = expand;
+      __syncthreads();
+      expand = block_expand;
+    } else {
+      expand = __shfl_sync(0xffffffffu, expand, 0, G);
+    }
+    if (expand) {
+      const long long out_end = fr.offsets[v + 1];
+      for (long long e = fr.offsets[v] + lane; e < out_end; e += G) fr.dx_out[fr.targets[e]] = 1;
+    }
+  }
+  if constexpr (G != kBlock) change = dynpr::block_max(change);
   return change;
 }
 
@@ -330,13 +408,18 @@ __device__ __forceinline__ void finish_by_last_block(double* delta, int* state, 
 // long block-per-hub work starts early instead of forming the launch's tail.
 // The last block to finish also ends the iteration, so an iteration is one
 // kernel. state = {iterations, done, ticket}.
+// DF and DF-P run Alg. 5's expansion inside it (PUSH, see rank_items), so a
+// dynamic iteration is one kernel too. The unused frontier arguments of the
+// other approaches may be any pointers.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock) rank_classes(
     const int* ids, int n, const int* plan, const long long* in_offsets, const int* sources,
     const double* inv_degree, const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv,
-    unsigned char* dn, double c0, double alpha, double tau_f, double tau_p, double* delta, int* state,
+    const long long* out_offsets, const int* targets, unsigned char* dx_in, unsigned char* dx_out,
+    unsigned char* ever, double c0, double alpha, double tau_f, double tau_p, double* delta, int* state,
     double tau, int max_iterations) {
   if (state[1]) return;
+  const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
   const int b = blockIdx.x;
   const int k = b >= plan[4] ? 0 : b >= plan[5] ? 1 : b >= plan[6] ? 2 : 3;
   const int* class_ids = ids + static_cast<long long>(k) * n;
@@ -346,20 +429,20 @@ __global__ void __launch_bounds__(kBlock) rank_classes(
   // k is uniform over the block, so every thread takes the same branch.
   switch (k) {
     case 0:
-      change = rank_items<1, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets, sources,
-          inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      change = rank_items<1, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets, sources,
+          inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
       break;
     case 1:
-      change = rank_items<8, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets, sources,
-          inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      change = rank_items<8, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets, sources,
+          inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
       break;
     case 2:
-      change = rank_items<32, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets, sources,
-          inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      change = rank_items<32, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets, sources,
+          inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
       break;
     default:
-      change = rank_items<kBlock, true, AFFECTED, FRONTIER, PRUNE, true>(block, class_ids, count, in_offsets,
-          sources, inv_degree, R, C, Rnew, Cnew, dv, dn, 0, 0, c0, alpha, tau_f, tau_p);
+      change = rank_items<kBlock, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets,
+          sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
   }
   if (threadIdx.x == 0) {
     if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);

@@ -7,6 +7,7 @@ import runpy
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from dynpr import bench
@@ -85,3 +86,15 @@ def test_rule_params_parse():
     args = bench.build_parser().parse_args(["--graphs", *params["graphs"], "--fractions",
                                             *map(str, params["fractions"])])
     assert args.graphs == params["graphs"] and args.fractions == params["fractions"]
+
+
+def test_embedded_graphs_renumbered_as_prepare_does():
+    from dynpr.io import read_edges
+    from dynpr.prepare import build_graph
+
+    graph, temporal = bench.load_graph("CollegeMsg")
+    expected, expected_temporal, vertex_ids, _ = build_graph(read_edges(bench.EMBEDDED / "CollegeMsg.txt.gz"))
+    assert graph.num_vertices == len(vertex_ids) == 1899
+    for got, want in zip((graph.offsets, graph.targets, *temporal), (expected.offsets, expected.targets,
+                                                                     *expected_temporal)):
+        np.testing.assert_array_equal(got, want)

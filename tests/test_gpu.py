@@ -279,3 +279,32 @@ def test_kahn_drivers_match_cpu(case, driver):
         assert gpu.levels == 5_000
     if case == "cyclic":
         assert not gpu.is_dag and len(gpu.remaining) > 0
+
+
+def test_too_big_graph_fails_before_upload(monkeypatch):
+    # A fresh graph object (not uploaded yet) against a device that reports 1 MiB free.
+    cupy = pytest.importorskip("cupy")
+    graph = Graph.from_edges(*rmat_edges(10, 8, seed=9))
+    with monkeypatch.context() as patch:
+        patch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
+        patch.setattr(cupy, "get_default_memory_pool", lambda: type("Pool", (), {"free_bytes": lambda self: 0})())
+        with pytest.raises(MemoryError, match=r"^graph needs 0\.\d\d GiB on the GPU, device has 0\.00 GiB free"):
+            gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+        assert graph not in gpu_pagerank._UPLOADED
+    first = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    with monkeypatch.context() as patch:  # uploaded now: no check, the run goes ahead
+        patch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
+        again = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    np.testing.assert_array_equal(again.ranks, first.ranks)
+
+
+@pytest.mark.parametrize("approach", ("df", "dfp"))
+@pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow"))
+def test_fused_frontier_matches_unfused(name, approach):
+    # The default folds the expansion into the rank launch (partition in/in_out); level none
+    # runs the separate clear/rank/finish/expand kernels: the same iterations, affected set and ranks.
+    old, new, batch, previous, _ = scenario(name, 1e-4)
+    fused = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
+    assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected)
+    np.testing.assert_array_equal(fused.ranks, unfused.ranks)

@@ -10,20 +10,42 @@ from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, check_fits, device_byte
 
 
 def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
-    """Bytes of the arrays the GPU engine keeps on the device, built with NumPy and summed."""
+    """Bytes of the arrays the GPU engine's default variant (``classes``) keeps on the device,
+    built with NumPy and summed (as listed in ``dynpr.gpu.pagerank._run_gated`` and ``ClassRanks``)."""
     n = graph.num_vertices
     if approach == "kahn":
         arrays = [graph.offsets, graph.targets, graph.in_offsets, np.empty((4, n), np.int32)]
         return sum(a.nbytes for a in arrays)
     degree = np.diff(graph.offsets)  # the upload's scratch
-    uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree]
+    uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree, degree]
+    listed = partition != "none"
     arrays = uploaded + [
-        degree,
         np.empty((2, n), np.float64),  # R, Rnew
-        np.empty((3, n), np.uint8),  # dv, dn, ever
-        np.empty(500, np.float64),  # one convergence slot per iteration
+        np.empty((2, n), np.float64),  # contributions C, Cnew
+        np.empty(n, np.uint8),  # dv
+        np.empty(1, np.float64), np.empty(3, np.int32),  # change, state
         np.empty((2, batch_edges), np.int32),
     ]
+    if listed:  # four in-degree classes: ids, counts, three bounds, the fused launch's plan
+        arrays += [np.empty((4, n), np.int32), np.empty(4, np.int32), np.empty(3, np.int64), np.empty(8, np.int32)]
+    if approach in ("df", "dfp"):
+        arrays.append(np.empty(n, np.uint8))  # ever affected
+        if listed:
+            arrays.append(np.empty((2, n), np.uint8))  # dx_in, dx_out of the fused expansion
+        else:
+            arrays.append(np.empty(n, np.uint8))  # dn; no out-degree partition at level none
+    if approach == "dt":  # the old graph, BFS stamps, queue, level sizes
+        arrays += uploaded + [np.empty(n, np.int32), np.empty(2 * n, np.int32), np.empty(3, np.int32)]
+    return sum(a.nbytes for a in arrays)
+
+
+def baseline_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
+    """The same for the baseline variant ``partitioned`` (``dynpr.gpu.pagerank._run``)."""
+    n = graph.num_vertices
+    degree = np.diff(graph.offsets)
+    uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree, degree]
+    arrays = uploaded + [np.empty((2, n), np.float64), np.empty((3, n), np.uint8), np.empty(500, np.float64),
+                         np.empty((2, batch_edges), np.int32)]
     if partition != "none":
         arrays.append(np.empty((3, n), np.int32))  # in-degree partition: flag, scan, ids
     if partition == "in_out" and approach in ("df", "dfp"):
@@ -33,13 +55,40 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
     return sum(a.nbytes for a in arrays)
 
 
+def _graph() -> Graph:
+    rng = np.random.default_rng(5)
+    return Graph.from_edges(rng.integers(0, 700, 3000), rng.integers(0, 700, 3000), 700)
+
+
 @pytest.mark.parametrize("partition", ["none", "in", "in_out"])
 @pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp", "kahn"])
 def test_model_matches_engine_arrays(approach, partition):
-    rng = np.random.default_rng(5)
-    graph = Graph.from_edges(rng.integers(0, 700, 3000), rng.integers(0, 700, 3000), 700)
+    graph = _graph()
     got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition)
     assert got == engine_arrays(graph, approach, 40, partition)
+
+
+@pytest.mark.parametrize("partition", ["none", "in", "in_out"])
+@pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp"])
+def test_model_matches_baseline_arrays(approach, partition):
+    graph = _graph()
+    got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition,
+                              variant="partitioned")
+    assert got == baseline_arrays(graph, approach, 40, partition)
+
+
+def test_default_bounds_the_lighter_variants():
+    # The default's classes and contributions outweigh every design but cuSPARSE's matrix copy.
+    n, m = 10**6, 10**7
+    for approach in ("static", "dfp", "dt"):
+        default = device_bytes_needed(n, m, approach)
+        assert device_bytes_needed(n, m, approach, variant=None) == default
+        for variant in ("classes_sync", "pull_thread", "pull_warp", "pull_block", "push_atomic"):
+            if approach == "static" or not variant.startswith(("pull", "push")):
+                assert device_bytes_needed(n, m, approach, variant=variant) <= default
+    assert device_bytes_needed(n, m, "static", variant="cusparse") > device_bytes_needed(n, m, "static")
+    with pytest.raises(ValueError, match="variant"):
+        device_bytes_needed(n, m, "static", variant="nope")
 
 
 def test_model_orders_and_scales():
@@ -79,10 +128,20 @@ def test_check_fits_boundary_and_message():
 
 def test_check_fits_big_graph_on_small_device():
     # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card. By hand:
-    # 8 bytes per edge (two id arrays) + 63 per vertex (two offsets 16, 1/d 8, its scratch 8,
-    # R and Rnew 16, three flags 3, partition 12) + the offsets' end (16) + 500 convergence
-    # slots (4000) = 13.69 GiB.
+    # 8 bytes per edge (two id arrays) + 81 per vertex (two offsets 16, 1/d 8, its scratch 8,
+    # R and Rnew 16, C and Cnew 16, class ids 16, dv 1) + the offsets' end (16) + class counts,
+    # bounds and plan (16 + 24 + 32) + change and state (20) = 14.39 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert device_bytes_needed(n, m, "static") == 8 * m + 63 * n + 16 + 4000
-    with pytest.raises(MemoryError, match=r"graph needs 13\.69 GiB on the GPU, device has 12\.00 GiB free"):
+    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 72 + 20
+    with pytest.raises(MemoryError, match=r"graph needs 14\.39 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)
+
+
+def test_check_fits_counts_resident_graphs():
+    n, m = 10**6, 10**7
+    needed = device_bytes_needed(n, m, "dt")
+    resident = 16 * (n + 1) + 8 * m + 16 * n  # the new graph, already uploaded
+    free = needed - resident + DEFAULT_RESERVE_BYTES
+    assert check_fits(n, m, "dt", free_bytes=free, resident_bytes=resident) == needed - resident
+    with pytest.raises(MemoryError):
+        check_fits(n, m, "dt", free_bytes=free)

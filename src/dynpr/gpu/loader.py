@@ -107,8 +107,8 @@ PAGERANK_TEMPLATES = tuple(
     + [group_kernel_name(g, False, RANK_MODES[0], False) for g in GROUP_SIZES]
     + [f"rank_classes<{_bools(*mode)}>" for mode in RANK_MODES]
 )
-PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "degree_classes",
-                  "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish")
+PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "mark_frontier", "bfs_seed", "bfs_step",
+                  "degree_classes", "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish")
 KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
 
 
@@ -145,6 +145,11 @@ def pagerank_kernels() -> Kernels:
 def kahn_kernels() -> Kernels:
     """The kernels of ``kernels/kahn.cu``."""
     return module("kahn.cu", (), KAHN_PLAIN)
+
+
+def dt_reachable_kernel():
+    """``dt_reachable`` from ``kernels/dt_bfs.cu`` (DT's BFS), launched cooperatively."""
+    return module("dt_bfs.cu", (), ("dt_reachable",), True)["dt_reachable"]
 
 
 def kahn_persistent_kernel():

@@ -5,7 +5,8 @@ keep on the device during one run (n = vertices, m = edges including the
 self-loop on every vertex, b = deletions + insertions of the batch). Update it
 with them.
 
-PageRank, every approach:
+PageRank with the default variant (``classes``) and the other kernel
+designs of :func:`dynpr.gpu.pagerank._run_gated`:
 
 =============================  ===================================  ==============
 array                          dtype and length                     bytes
@@ -15,24 +16,44 @@ in CSR (in_offsets, sources)   int64 n+1, int32 m                   8(n+1) + 4m
 inverse out-degree 1/d[u]      float64 n                            8n
 degree scratch at upload       int64 n (offsets differences)        8n
 rank vectors R, Rnew           float64 n each                       16n
-flags δV, δN, ever-affected    uint8 n each                         3n
-in-degree partition            int32 n x3 (flag, scan, ids)         12n
-convergence slots              float64 per iteration                8 max_iterations
+contributions C, Cnew (PRC)    float64 n each                       16n
+in-degree classes (listed)     int32 k x n ids, k counts,           4kn + 4k
+                               int64 k-1 bounds                     + 8(k-1)
+fused launch plan              int32 8 (class sizes, first blocks)  32
+affected flags δV              uint8 n                              n
+convergence                    float64 change, int32 3 (state)      20
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
-The partition is absent with ``partition="none"``. Per approach, in addition:
+k = 4 classes for ``classes``/``classes_sync`` (2 for ``partitioned_prc``);
+they are listed, and the launch fused, unless ``partition="none"`` (then
+each class kernel selects its vertices by degree: no ids, counts, bounds or
+plan). ``pull_*`` and ``push_atomic`` keep neither classes nor
+contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
+in addition:
 
 - ``static``, ``nd``: nothing.
-- ``df``, ``dfp`` with ``partition="in_out"``: the out-degree partition, 12n.
+- ``df``, ``dfp``: ever-affected flags, n; with the fused launch two
+  expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
+  ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
 - ``dt``: the old graph, uploaded whole (its edge count taken as m):
-  16(n+1) + 8m + 8n; three uint8 BFS vectors, 3n, and an int32 counter.
+  16(n+1) + 8m + 16n; the BFS's int32 visited stamps n and queue 2n, 12n,
+  and its three int32 level sizes, 12.
+
+The baseline ``partitioned`` keeps the graph, R and Rnew, three uint8 flag
+vectors (3n), the in-degree partition (12n, and the out-degree one for DF/DF-P
+with ``in_out``), one float64 change slot per iteration (8 max_iterations),
+the batch (8b) and for DT the old graph, three uint8 BFS vectors and a
+counter (3n + 4). ``cusparse`` (Static/ND) keeps the graph, R, the pull
+matrix's values and int32 row offsets (8m + 4(n+1)) and three float64 n-vector
+temporaries per iteration (24n).
 
 Kahn (``kahn``): out CSR and in offsets, 16(n+1) + 4m, and four int32 vectors
 (in-degree, two frontiers, scratch), 16n.
 
-Kernel modules, the CUDA context, CUB scratch and the CuPy pool's rounding are
-not in the model; :func:`check_fits` keeps ``reserve_bytes`` free for them.
+Kernel modules, the CUDA context, CUDA graphs (captured iterations), CUB
+scratch and the CuPy pool's rounding are not in the model; :func:`check_fits`
+keeps ``reserve_bytes`` free for them.
 """
 
 from __future__ import annotations
@@ -43,6 +64,11 @@ DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
 MODEL_APPROACHES = ("static", "nd", "dt", "df", "dfp", "kahn")
 PARTITIONS = ("none", "in", "in_out")
+#: In-degree classes and precomputed contributions of the gated variants.
+_CLASSES = {"classes": (4, True), "classes_sync": (4, True), "partitioned_prc": (2, True), "pull_thread": (1, False),
+            "pull_warp": (1, False), "pull_block": (1, False), "push_atomic": (0, False)}
+#: Kernel designs the model knows (``dynpr.gpu.VARIANTS``).
+MODEL_VARIANTS = tuple(_CLASSES) + ("partitioned", "cusparse")
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -54,6 +80,7 @@ def device_bytes_needed(
     batch_edges: int = 0,
     partition: str = "in_out",
     max_iterations: int = 500,
+    variant: str = "classes",
 ) -> int:
     """Bytes of device memory one run of ``approach`` needs on a graph, per the module's model.
 
@@ -71,7 +98,9 @@ def device_bytes_needed(
     partition : str
         ``PageRankOptions.partition``: ``none``, ``in`` or ``in_out``.
     max_iterations : int
-        ``PageRankOptions.max_iterations`` (one convergence slot per iteration).
+        ``PageRankOptions.max_iterations`` (the baseline keeps one convergence slot per iteration).
+    variant : str
+        ``PageRankOptions.variant`` (None is the default, ``classes``); ignored for ``kahn``.
 
     Returns
     -------
@@ -81,7 +110,7 @@ def device_bytes_needed(
     Raises
     ------
     ValueError
-        On an unknown approach or partition, a negative count, or n too large for int32 ids.
+        On an unknown approach, partition or variant, a negative count, or n too large for int32 ids.
     """
     n, m, b = int(num_vertices), int(num_edges), int(batch_edges)
     if approach not in MODEL_APPROACHES:
@@ -95,14 +124,32 @@ def device_bytes_needed(
     if n > _INT32_MAX:
         raise ValueError(f"{n} vertices do not fit int32 vertex ids (at most {_INT32_MAX})")
 
+    variant = variant or "classes"
+    if variant not in MODEL_VARIANTS:
+        raise ValueError(f"variant must be one of {MODEL_VARIANTS}, got {variant!r}")
     if approach == "kahn":
         return 16 * (n + 1) + 4 * m + 16 * n
 
-    graph = 16 * (n + 1) + 8 * m + 8 * n  # both CSRs and 1/d
-    partitions = (partition != "none") + (partition == "in_out" and approach in ("df", "dfp"))
-    total = graph + 8 * n + 16 * n + 3 * n + 12 * n * partitions + 8 * max_iterations + 8 * b
+    graph = 16 * (n + 1) + 8 * m + 16 * n  # both CSRs, 1/d and its upload scratch
+    frontier = approach in ("df", "dfp")
+    if variant == "cusparse":
+        return graph + 8 * n + 8 * m + 4 * (n + 1) + 24 * n
+    if variant == "partitioned":
+        partitions = (partition != "none") + (partition == "in_out" and frontier)
+        total = graph + 16 * n + 3 * n + 12 * n * partitions + 8 * max_iterations + 8 * b
+        return total + (graph + 3 * n + 4 if approach == "dt" else 0)
+    k, prc = _CLASSES[variant]
+    listed = partition != "none" and k > 1
+    fused = listed and k == 4
+    total = graph + 16 * n + 16 * n * prc + n + 20 + 8 * b
+    if listed:
+        total += 4 * k * n + 4 * k + 8 * (k - 1) + 32 * fused
+    if variant == "push_atomic":
+        total += 8 * n
+    if frontier:
+        total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
-        total += graph + 3 * n + 4
+        total += graph + 12 * n + 12
     return total
 
 
@@ -115,6 +162,8 @@ def check_fits(
     batch_edges: int = 0,
     partition: str = "in_out",
     max_iterations: int = 500,
+    variant: str = "classes",
+    resident_bytes: int = 0,
     reserve_bytes: int = DEFAULT_RESERVE_BYTES,
 ) -> int:
     """Raise ``MemoryError`` before allocating when a graph will not fit on the GPU.
@@ -123,11 +172,14 @@ def check_fits(
 
     Parameters
     ----------
-    num_vertices, num_edges, approach, batch_edges, partition, max_iterations
+    num_vertices, num_edges, approach, batch_edges, partition, max_iterations, variant
         As for :func:`device_bytes_needed`.
     free_bytes : int, optional
-        Free device memory; default ``cupy.cuda.runtime.memGetInfo()[0]`` on the
-        current device (tests on the CPU pass it explicitly).
+        Free device memory; default ``cupy.cuda.runtime.memGetInfo()[0]`` plus what
+        CuPy's pool holds unused, on the current device (tests on the CPU pass it explicitly).
+    resident_bytes : int
+        Bytes of the model already on the device (a graph uploaded by an earlier
+        run), not allocated again.
     reserve_bytes : int
         Memory kept back for what the model leaves out (kernels, CUB scratch,
         pool rounding).
@@ -135,7 +187,7 @@ def check_fits(
     Returns
     -------
     int
-        The modelled bytes needed (for logging).
+        The modelled bytes still to allocate (for logging).
 
     Raises
     ------
@@ -144,12 +196,13 @@ def check_fits(
         in GiB and in bytes.
     """
     needed = device_bytes_needed(
-        num_vertices, num_edges, approach, batch_edges=batch_edges, partition=partition, max_iterations=max_iterations
-    )
+        num_vertices, num_edges, approach, batch_edges=batch_edges, partition=partition, max_iterations=max_iterations,
+        variant=variant,
+    ) - resident_bytes
     if free_bytes is None:
         import cupy  # lazy: the CPU path never imports CuPy
 
-        free_bytes = cupy.cuda.runtime.memGetInfo()[0]
+        free_bytes = cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
     if needed + reserve_bytes > free_bytes:
         raise MemoryError(
             f"graph needs {needed / GIB:.2f} GiB on the GPU, device has {free_bytes / GIB:.2f} GiB free "

@@ -27,6 +27,13 @@ also ends the iteration on the device (count, L-infinity test, ``done``
 flag), and iterations replayed from CUDA graphs (4, then 16 per replay) with
 one host read per replay; kernels launched past convergence return at once,
 so the result is the iteration at which the change first fell to <= tau.
+DF and DF-P fold the expansion into that launch (a vertex whose change
+exceeds the frontier tolerance marks its out-neighbours for the next
+iteration with its own lanes; double-buffered marks, so no race with the
+reads), so a dynamic iteration is one kernel as well, and the initial
+marking with its first expansion is one launch; DT's BFS over the old and
+the new graph is one cooperative launch (``kernels/dt_bfs.cu``, warp per
+frontier vertex, grid-wide sync per level, no host read per level).
 Graph capture and instantiation happen after the partition phase and before
 marking, as host work outside the timed phases (like compilation).
 ``classes_sync`` is the same without graphs; ``partitioned_prc`` is the
@@ -196,16 +203,19 @@ class ClassRanks:
                 self.plan = self.cupy.asarray(np.array(self.counts + first, dtype=np.int32))
                 self.blocks = int(ends[0])
 
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state) -> None:
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
-        (``state`` = iterations, done, ticket; only the fused kernel ends the iteration itself)."""
+        (``state`` = iterations, done, ticket; only the fused kernel ends the iteration itself).
+        The fused kernel takes ``frontier`` = (dx_in, dx_out, ever) instead of ``dn`` and
+        expands DF/DF-P's affected set itself (``kernels/pagerank.cu``, rank_items)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
             self.kernels[self.fused_name]((self.blocks,), (BLOCK,), (
-                self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn,
-                c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations)))
+                self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv,
+                g.offsets, g.targets, *frontier, c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance),
+                np.int32(o.max_iterations)))
             return
         done = state[1:2]
         for k, lanes in enumerate(self.lanes):
@@ -234,7 +244,7 @@ class PushRanks:
     def prepare(self) -> None:
         """Nothing to partition."""
 
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state) -> None:
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         g, o = self.g, self.options
         n = np.int32(g.n)
         done = state[1:2]
@@ -399,49 +409,75 @@ def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks
     return cupy.asnumpy(R), iterations, phases, affected
 
 
+def _dt_grid(cupy, n: int) -> int:
+    """Blocks of DT's cooperative BFS: two per multiprocessor (the kernel needs 40
+    registers per thread, so two blocks of 256 threads always fit, and the
+    cooperative launch fails rather than deadlock if they did not), fewer when
+    a warp per vertex needs fewer (a grid-wide sync costs more with more blocks)."""
+    return min(2 * cupy.cuda.Device().attributes["MultiProcessorCount"], _grid(32 * n)[0])
+
+
 def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks, options: PageRankOptions,
                variant: Variant):
     """Every variant but the baseline and cuSPARSE. Convergence is decided on
-    the device: ``finish_iteration`` counts each iteration and sets ``done``
-    at the first change <= tau (or at the cap), and every later kernel returns
-    at once, so the host may launch iterations ahead and read the state only
-    now and then. With ``variant.graphs`` the iterations are captured into
-    CUDA graphs (a few at a time, captured after the partition is known and
-    before marking starts; capture and instantiation are host work outside the
-    timed phases, like compilation) and replayed with one host read per
-    replay; otherwise one host read per iteration, as in the baseline."""
+    the device: the fused ``rank_classes`` kernel (or ``finish_iteration``)
+    counts each iteration and sets ``done`` at the first change <= tau (or at
+    the cap), and every later kernel returns at once, so the host may launch
+    iterations ahead and read the state only now and then. With
+    ``variant.graphs`` the iterations are captured into CUDA graphs (a few at a
+    time, captured after the partition is known and before marking starts;
+    capture and instantiation are host work outside the timed phases, like
+    compilation) and replayed with one host read per replay; otherwise one
+    host read per iteration, as in the baseline.
+
+    With the fused kernel a DF/DF-P iteration is that one kernel (it expands
+    the affected set itself), and the initial marking with the first expansion
+    is one ``mark_frontier`` launch. DT's BFS over both graphs is one
+    cooperative ``dt_reachable`` launch, without a host read per level."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     n = g.n
     affected_mode, frontier_mode, _ = MODES[approach]
     ranks_step = variant.make(kernels, cupy, g, MODES[approach], options)
-    expansion = Expansion(kernels, cupy, g, options) if frontier_mode else None
+    fused = ranks_step.fuses_finish
+    expansion = Expansion(kernels, cupy, g, options) if frontier_mode and not fused else None
     prc = ranks_step.prc
 
     ranks = [cupy.asarray(start_ranks, dtype=cupy.float64)]
     ranks.append(ranks[0].copy())
     contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if prc else [ranks[0], ranks[0]]
     dv = cupy.zeros(n, dtype=cupy.uint8)
-    dn = cupy.zeros(n, dtype=cupy.uint8)
-    ever = cupy.zeros(n, dtype=cupy.uint8)
+    # Kernels that take flags they do not use (no frontier) get dv in their place.
+    dn, ever, dx = dv, dv, (dv, dv)
+    if frontier_mode:
+        ever = cupy.zeros(n, dtype=cupy.uint8)
+        if fused:
+            dx = (cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8))
+        else:
+            dn = cupy.zeros(n, dtype=cupy.uint8)
     delta = cupy.zeros(1, dtype=cupy.float64)
     state = cupy.zeros(3, dtype=cupy.int32)  # iterations done, converged flag, block ticket
     done = state[1:2]
     if affected_mode:
         del_src, del_dst = cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst)
         ins_src = cupy.asarray(batch.ins_src)
+        nd, ni = batch.deletions, batch.insertions
     if approach == "dt":
-        bfs = [cupy.zeros(n, dtype=cupy.uint8) for _ in range(3)] + [cupy.zeros(1, dtype=cupy.int32)]
+        visited = cupy.zeros(n, dtype=cupy.int32)
+        queue = cupy.empty(2 * n, dtype=cupy.int32)
+        level_sizes = cupy.zeros(3, dtype=cupy.int32)
 
     def iteration(j: int) -> None:
         """Iteration j reads buffer j % 2 and writes the other one."""
         a, b = j % 2, 1 - j % 2
+        if fused:
+            ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, state, (dx[a], dx[b], ever))
+            return
         if frontier_mode:
             kernels["clear_flags"](_grid(n), (BLOCK,), (dn, np.int32(n), done))
         ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, state)
-        if not ranks_step.fuses_finish:
-            kernels["finish_iteration"]((1,), (1,), (delta, state, np.float64(options.tolerance),
-                                                     np.int32(options.max_iterations)))
+        kernels["finish_iteration"]((1,), (1,), (delta, state, np.float64(options.tolerance),
+                                                 np.int32(options.max_iterations)))
         if frontier_mode:
             expansion.expand(dn, dv, ever, done)
 
@@ -466,11 +502,13 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
                 graphs.append(stream.end_capture())
         events[2].record()
         if approach == "dt":
-            for graph in (g_old, g):
-                _reachable(kernels, cupy, graph, del_src, ins_src, *bfs)
-                cupy.bitwise_or(dv, bfs[2], out=dv)
+            loader.dt_reachable_kernel()((_dt_grid(cupy, n),), (BLOCK,), (
+                g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, np.int32(nd), ins_src, np.int32(ni),
+                np.int32(n), visited, queue, level_sizes, dv))
+        elif frontier_mode and fused:
+            kernels["mark_frontier"](_grid(32 * (nd + ni)), (BLOCK,), (
+                del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), g.offsets, g.targets, dv))
         elif frontier_mode:
-            nd, ni = batch.deletions, batch.insertions
             kernels["mark_initial"](_grid(nd + ni), (BLOCK,),
                                     (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
             expansion.expand(dn, dv, ever, done)
@@ -575,6 +613,24 @@ def _warm_up() -> None:
                     _dispatch(approach, g, g_old, batch, start, options)
 
 
+def _device_bytes(g: DeviceGraph) -> int:
+    return sum(a.nbytes for a in (g.offsets, g.targets, g.in_offsets, g.sources, g.inv_degree))
+
+
+def _check_fits(approach, graphs, batch, options: PageRankOptions) -> None:
+    """Fail with one line before uploading when the run will not fit on the device
+    (:func:`dynpr.gpu.memory.check_fits`); graphs already uploaded count as resident."""
+    from dynpr.gpu.memory import check_fits
+
+    graph = graphs[0]
+    batch_edges = 0 if approach in ("static", "nd") or batch is None else batch.deletions + batch.insertions
+    # An uploaded graph's share of the model, its (freed) upload scratch included.
+    resident = sum(_device_bytes(_UPLOADED[gr]) + 8 * gr.num_vertices for gr in graphs if gr in _UPLOADED)
+    check_fits(graph.num_vertices, max(gr.num_edges for gr in graphs), approach, batch_edges=batch_edges,
+               partition=options.partition, max_iterations=options.max_iterations,
+               variant=options.variant or DEFAULT_VARIANT, resident_bytes=resident)
+
+
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
            *, initial=None) -> PageRankResult:
     """Run one approach on the GPU; the same contract as ``dynpr.pagerank.update``.
@@ -604,6 +660,8 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         For an unknown approach or variant, or ranks of the wrong length.
     RuntimeError
         If CuPy or a CUDA device is missing.
+    MemoryError
+        If the run needs more device memory than is free (checked before a graph is uploaded).
     """
     if approach not in APPROACHES:
         raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
@@ -617,6 +675,9 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         raise ValueError(f"starting ranks have shape {start.shape}, the graph has {n} vertices")
     if approach == "dt" and old_graph.num_vertices != n:
         raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
+    graphs = (graph, old_graph) if approach == "dt" else (graph,)
+    if any(gr not in _UPLOADED for gr in graphs):
+        _check_fits(approach, graphs, batch, options)
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None
