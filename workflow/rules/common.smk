@@ -95,8 +95,20 @@ OTHER_BACKEND = "cpu" if RUN_GPUS else "gpu"
 # re-renders them; found without importing matplotlib at DAG time.
 PLOTS_CODE = importlib.util.find_spec("dynpr.plots").origin
 
-SUMMARY_FIGURES = ["temporal_runtime_error", "random_runtime", "random_error", "gpu_vs_cpu", "kahn"]
-BENCH_FIGURES = ["static_comparison", "partition_ablation"]
+# Figure -> its category in the HTML report (rules plot_summary and plot_bench).
+SUMMARY_FIGURES = {
+    "temporal_runtime_error": "Temporal graphs",
+    "random_runtime": "Random batches",
+    "random_error": "Random batches",
+    "gpu_vs_cpu": "GPU vs CPU",
+    "kahn": "Kahn",
+}
+BENCH_FIGURES = {"static_comparison": "Benchmarks", "partition_ablation": "Benchmarks"}
+
+
+def figure_category(wildcards):
+    """Report category of figures/{figure}.png."""
+    return {**SUMMARY_FIGURES, **BENCH_FIGURES}[wildcards.figure]
 
 
 def dataset_kind(name):
@@ -161,5 +173,5 @@ def bench_inputs(wildcards=None):
 
 def figure_targets():
     """PNG and PDF of every figure (the default target `figures`)."""
-    names = SUMMARY_FIGURES + BENCH_FIGURES + [f"temporal_per_batch_{d}" for d in temporal_datasets()]
+    names = [*SUMMARY_FIGURES, *BENCH_FIGURES, *(f"temporal_per_batch_{d}" for d in temporal_datasets())]
     return [f"figures/{name}.{ext}" for name in names for ext in ("png", "pdf")]
