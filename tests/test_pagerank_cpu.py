@@ -157,8 +157,9 @@ def test_named_functions_match_update():
     old, new, batch, previous, _ = dynamic_case(seed=5)
     for name, fn in [("nd", pr.naive_dynamic), ("dt", pr.dynamic_traversal), ("df", pr.dynamic_frontier),
                      ("dfp", pr.dynamic_frontier_pruned)]:
-        np.testing.assert_array_equal(fn(old, new, batch, previous).ranks,
-                                      pr.update(name, old, new, batch, previous).ranks)
+        result = fn(old, new, batch, previous)
+        assert result.approach == name  # each name runs its own code, not a neighbour's
+        np.testing.assert_array_equal(result.ranks, pr.update(name, old, new, batch, previous).ranks)
     np.testing.assert_array_equal(pr.static(new).ranks, pr.update("static", old, new, batch, previous).ranks)
 
 
