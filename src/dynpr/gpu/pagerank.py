@@ -24,7 +24,7 @@ execution (:func:`_run_gated`): precomputed contributions R[u]/d[u] (one
 double gathered per edge), four in-degree classes (thread <= 8 < 8 lanes <= 64
 < warp <= 1024 < block, heaviest first) in a single launch whose last block
 also ends the iteration on the device (count, L-infinity test, ``done``
-flag), and iterations replayed from CUDA graphs (4, then 16 per replay) with
+flag), and iterations replayed from CUDA graphs (16 per replay) with
 one host read per replay; kernels launched past convergence return at once,
 so the result is the iteration at which the change first fell to <= tau.
 DF and DF-P fold the expansion into that launch (a vertex whose change
@@ -256,9 +256,11 @@ class PushRanks:
 # Degree classes of the default: a thread up to 8 in-edges, 8 lanes up to 64,
 # a warp up to 1024, a block above.
 CLASS_LANES, CLASS_BOUNDS = (1, 8, 32, BLOCK), (8, 64, 1024)
-# Iterations per CUDA graph replay: a short first graph (dynamic runs often
-# converge in a few iterations), then longer ones.
-GRAPH_ITERATIONS = (4, 16)
+# Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
+# about 14 iterations on sx-mathoverflow) needs one host read; each iteration
+# launched past convergence costs a launch whose blocks return at once (~2 us
+# on a small graph), a host read about 20 us.
+GRAPH_ITERATIONS = (16,)
 
 
 @dataclass(frozen=True)
