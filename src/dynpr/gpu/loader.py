@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from pathlib import Path
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -21,9 +22,17 @@ COMPILE_OPTIONS = ("-std=c++17",)
 
 
 def kernel_dir() -> Path:
-    """Folder holding the ``.cu``/``.cuh`` sources."""
+    """Folder holding the ``.cu``/``.cuh`` sources.
+
+    ``DYNPR_KERNELS`` if set; else the checkout's ``kernels/`` (editable
+    install); else ``<prefix>/share/dynpr/kernels``, where a regular install
+    puts them (pyproject's data-files).
+    """
     env = os.environ.get("DYNPR_KERNELS")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "kernels"
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[3] / "kernels"
+    return checkout if checkout.is_dir() else Path(sys.prefix) / "share" / "dynpr" / "kernels"
 
 
 def require_cupy():
