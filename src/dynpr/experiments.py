@@ -26,7 +26,7 @@ import numpy as np
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
 from dynpr.graph import Graph
-from dynpr.jobs import Log, no_log
+from dynpr.jobs import Log, fraction_label, no_log
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp
@@ -46,11 +46,6 @@ def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
     names = {f.name for f in dataclasses.fields(PageRankOptions)}
     options = PageRankOptions(**{k: v for k, v in pagerank.items() if k in names})
     return options, float(pagerank.get("reference_tolerance", 1e-100))
-
-
-def fraction_label(fraction: float) -> str:
-    """The batch fraction as it appears in paths and logs (``1e-05``, ``0.001``)."""
-    return f"{float(fraction):g}"
 
 
 def _row(dataset, experiment, res: PageRankResult, *, fraction, batch_index, repeat, batch, graph,

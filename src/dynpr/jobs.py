@@ -70,3 +70,8 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     finally:
         if handle:
             handle.close()
+
+
+def fraction_label(fraction: float) -> str:
+    """The batch fraction as it appears in paths, wildcards and logs (``1e-05``, ``0.001``)."""
+    return f"{float(fraction):g}"

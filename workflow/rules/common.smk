@@ -4,13 +4,9 @@
 import re
 
 from dynpr.catalog import load_catalog
+from dynpr.jobs import fraction_label
 
 CATALOG = load_catalog("datasets/catalog.yaml")
-
-
-def fraction_label(fraction):
-    """Canonical text of a batch fraction in paths and wildcards: 1e-05, 0.001 -> 0.001."""
-    return f"{float(fraction):g}"
 
 
 wildcard_constraints:
