@@ -19,7 +19,6 @@ their own benchmarks; a GPU table with CPU numbers in it would mislabel them).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -340,7 +339,7 @@ def run(args, log=_print) -> None:
     from dynpr.results import git_commit
 
     require_gpu()
-    commit = os.environ.get("DYNPR_GIT_COMMIT") or git_commit(Path(__file__).resolve().parents[2])
+    commit = git_commit(Path(__file__).resolve().parents[2])
     device = device_name("gpu")
 
     log(f"{device}, commit {commit}")

@@ -13,6 +13,7 @@ processed vertices (``affected == vertices`` means the graph is a DAG) and
 from __future__ import annotations
 
 import datetime
+import os
 import subprocess
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -60,7 +61,11 @@ def git_commit(path: str | Path = ".") -> str:
     str
         The abbreviated commit hash, with ``+dirty`` appended when tracked
         files differ from it, or ``"unknown"`` outside a git checkout.
+        ``DYNPR_GIT_COMMIT``, when set, wins: for copies of the tree without
+        ``.git`` (a remote GPU machine).
     """
+    if os.environ.get("DYNPR_GIT_COMMIT"):
+        return os.environ["DYNPR_GIT_COMMIT"]
     try:
         head = subprocess.run(
             ["git", "-C", str(path), "rev-parse", "--short=12", "HEAD"],
