@@ -212,6 +212,12 @@ def test_static_variant_matches_cpu(name, variant):
     assert gpu.iterations == cpu.iterations
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
     assert gpu.time_ms > 0 and gpu.affected == graph.num_vertices
+    assert gpu.variant == variant and cpu.variant == ""
+
+
+def test_default_variant_is_reported():
+    result = gpu_pagerank.update("static", None, load("CollegeMsg"), None, None, OPTIONS)
+    assert OPTIONS.variant is None and result.variant == "classes"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

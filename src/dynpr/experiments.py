@@ -49,7 +49,7 @@ def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
 
 
 def _row(dataset, experiment, res: PageRankResult, *, fraction, batch_index, repeat, batch, graph,
-         error, variant, commit) -> dict:
+         error, commit) -> dict:
     phases = res.phases or {}
     return make_row(
         dataset=dataset, experiment=experiment, approach=res.approach, backend=res.backend,
@@ -58,7 +58,7 @@ def _row(dataset, experiment, res: PageRankResult, *, fraction, batch_index, rep
         edges=graph.num_edges, iterations=res.iterations, time_ms=res.time_ms, l1_error=error,
         partition_ms=phases.get("partition_ms", math.nan), mark_ms=phases.get("mark_ms", math.nan),
         compute_ms=phases.get("compute_ms", math.nan), affected=res.affected,
-        variant=variant or "", git_commit=commit, timestamp=timestamp(),
+        variant=res.variant, git_commit=commit, timestamp=timestamp(),
     )
 
 
@@ -86,7 +86,7 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
         errors = [l1_error(res.ranks, ref) for res in results]
         for r, (res, err) in enumerate(zip(results, errors)):
             rows.append(_row(dataset, experiment, res, fraction=fraction, batch_index=index, repeat=r,
-                             batch=batch, graph=new, error=err, variant=options.variant, commit=commit))
+                             batch=batch, graph=new, error=err, commit=commit))
         final[approach] = results[-1].ranks
         log(f"{dataset} {approach} fraction={fraction_label(fraction)} batch {index + 1}/{count}: "
             f"{np.mean([res.time_ms for res in results]):.3f} ms, {results[-1].iterations} iterations, "

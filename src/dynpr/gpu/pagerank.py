@@ -695,4 +695,5 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         device=device_name("gpu"),
         affected=affected,
         phases=phases,
+        variant=options.variant or DEFAULT_VARIANT,
     )

@@ -52,7 +52,8 @@ class PageRankResult:
     ``time_ms`` covers partitioning, marking, iterations and convergence
     detection (seed 003, 5.1.5); ``phases`` splits it into ``partition_ms``,
     ``mark_ms`` and ``compute_ms``. ``affected`` counts vertices ever marked
-    affected (all vertices for Static and ND).
+    affected (all vertices for Static and ND). ``variant`` names the GPU
+    kernel design that ran (empty on the CPU).
     """
 
     ranks: np.ndarray
@@ -63,3 +64,4 @@ class PageRankResult:
     device: str
     affected: int
     phases: dict[str, float] = field(default_factory=dict)
+    variant: str = ""
