@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from dynpr import pagerank as pr
-from dynpr.batches import Batch, apply_batch, write_batches
+from dynpr.batches import Batch, apply_batch, read_batches, write_batches
 from dynpr.cli import main
 from dynpr.graph import Graph
+from dynpr.prepare import read_graph
 
 EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3), (6, 0), (1, 6)]
 
@@ -63,6 +64,28 @@ def test_batches_in_sequence(graph_file, capsys, tmp_path):
     step2 = pr.naive_dynamic(g1, final, batches[1], step1).ranks
     assert recs[7]["l1_error"] == pytest.approx(pr.l1_error(step2, pr.reference(final)), rel=1e-6, abs=1e-15)
     np.testing.assert_allclose(np.load(tmp_path / "r.npy"), pr.reference(final), atol=1e-5)
+
+
+def test_batch_then_pagerank(tmp_path, capsys, random_edges):
+    src, dst = random_edges(200, 2000, seed=3)
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{u} {v}\n" for u, v in zip(src, dst)))
+    out = tmp_path / "b.npz"
+    assert main(["batch", str(path), "--fraction", "0.01", "--count", "3", "--out", str(out)]) == 0
+    (rec,) = records(capsys)
+    batches = read_batches(out)
+    assert rec["batches"] == len(batches) == 3
+    assert rec["insertions"] == sum(b.insertions for b in batches) and rec["deletions"] > 0
+    # each batch was drawn on the graph its predecessor left, so the chain applies cleanly
+    current, _ = read_graph(path)
+    for batch in batches:
+        assert current.has_edges(batch.del_src, batch.del_dst).all()
+        assert not current.has_edges(batch.ins_src, batch.ins_dst).any()
+        current = apply_batch(current, batch, strict=True)
+    assert main(["pagerank", str(path), "--batch", str(out), "--approach", "dfp", "--backend", "cpu",
+                 "--reference"]) == 0
+    recs = records(capsys)
+    assert [r["batch_index"] for r in recs] == [0, 1, 2] and all(r["l1_error"] < 1e-5 for r in recs)
 
 
 def test_kahn(graph_file, capsys, tmp_path):

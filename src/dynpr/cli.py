@@ -1,7 +1,8 @@
 """The ``dynpr`` command line: PageRank approaches and Kahn cycle detection on one graph.
 
 ``dynpr pagerank GRAPH [--batch FILE] [--approach ...] ...`` prints one JSON object
-per run; ``dynpr kahn GRAPH`` prints one. Expected errors (missing file, bad input,
+per run; ``dynpr batch GRAPH --fraction F --out FILE`` writes random batches for it;
+``dynpr kahn GRAPH`` prints one. Expected errors (missing file, bad input,
 unknown dataset, no GPU) print one ``dynpr: error: ...`` line on stderr.
 """
 
@@ -40,7 +41,7 @@ def _positive_int(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``dynpr`` (subcommands ``pagerank`` and ``kahn``).
+    """The argument parser of ``dynpr`` (subcommands ``pagerank``, ``batch`` and ``kahn``).
 
     Returns
     -------
@@ -63,6 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--frontier-tolerance", type=float, default=1e-6, help="DF/DF-P expansion tolerance (default 1e-6)")
     pr.add_argument("--prune-tolerance", type=float, default=1e-6, help="DF-P pruning tolerance (default 1e-6)")
     pr.add_argument("--max-iterations", type=_positive_int, default=500, help="iteration cap (default 500)")
+
+    batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)")
+    batch.add_argument("graph", help="catalog name or graph file")
+    batch.add_argument("--fraction", type=float, required=True, help="batch size as a fraction of |E|, e.g. 1e-4")
+    batch.add_argument("--count", type=_positive_int, default=1,
+                       help="consecutive batches, each drawn on the graph the previous one left (default 1)")
+    batch.add_argument("--insert-share", type=float, default=0.8, help="share of insertions (default 0.8)")
+    batch.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")
 
     kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm")
     kahn.add_argument("graph", help="catalog name or graph file")
@@ -118,7 +128,7 @@ def _run_pagerank(args) -> None:
                     "deletions": batch.deletions if batch is not None else 0,
                     "insertions": batch.insertions if batch is not None else 0,
                     "repeat": repeat, "iterations": result.iterations, "time_ms": result.time_ms,
-                    "phases": result.phases, "affected": result.affected,
+                    "phases": result.phases, "affected": result.affected, "variant": result.variant,
                 }
                 if ref is not None:
                     record["l1_error"] = pagerank.l1_error(result.ranks, ref)
@@ -132,6 +142,22 @@ def _run_pagerank(args) -> None:
 
         with atomic_path(args.ranks_out) as tmp, open(tmp, "wb") as fh:
             np.save(fh, last)
+
+
+def _run_batch(args) -> None:
+    from dynpr.batches import apply_batch, batch_rng, random_batch, write_batches
+    from dynpr.prepare import read_graph
+
+    graph, _ = read_graph(args.graph)
+    rng = batch_rng(args.seed, str(args.graph), args.fraction, 0)
+    batches = []
+    for _ in range(args.count):
+        batches.append(random_batch(graph, args.fraction, args.insert_share, rng))
+        graph = apply_batch(graph, batches[-1], strict=True)
+    write_batches(args.out, batches, graph=str(args.graph), experiment="random", fraction=args.fraction,
+                  insert_share=args.insert_share, seed=args.seed)
+    _emit({"graph": args.graph, "out": args.out, "batches": len(batches),
+           "deletions": sum(b.deletions for b in batches), "insertions": sum(b.insertions for b in batches)})
 
 
 def _run_kahn(args) -> None:
@@ -174,10 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "pagerank":
-            _run_pagerank(args)
-        else:
-            _run_kahn(args)
+        {"pagerank": _run_pagerank, "batch": _run_batch, "kahn": _run_kahn}[args.command](args)
     except (FileNotFoundError, ValueError, KeyError) as error:
         print(f"dynpr: error: {_message(error)}", file=sys.stderr)
         return 2
