@@ -108,3 +108,13 @@ def test_partition_ablation_keeps_kernel_variants_apart():
     fig = plots.partition_ablation(bench)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["DF-P\nclasses", "DF-P\npartitioned"]
     assert sorted(round(p.get_height(), 6) for p in fig.axes[0].patches) == [0.5, 0.5, 0.5, 1.0, 1.0, 1.0]
+
+
+def test_static_comparison_keeps_every_variant_distinct():
+    variants = [f"v{i}" for i in range(len(plots.CYCLE) + 3)]
+    bench = pd.DataFrame({"benchmark": "static_comparison", "dataset": "A", "backend": "gpu",
+                          "variant": variants, "time_ms": np.arange(1.0, len(variants) + 1)})
+    fig = plots.static_comparison(bench)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    looks = {(tuple(h.patches[0].get_facecolor()), h.patches[0].get_hatch()) for h in handles}
+    assert labels == [f"GPU {v}" for v in variants] and len(looks) == len(variants)

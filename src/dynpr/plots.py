@@ -32,8 +32,9 @@ STYLE = {
     "df": ("DF", "#009E73", "D"),
     "dfp": ("DF-P", "#D55E00", "v"),
 }
-#: colours for bars that are not approaches (backends, kernel variants, partitionings)
-CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+#: colours for bars that are not approaches (backends, kernel variants, partitionings):
+#: Okabe–Ito plus a neutral grey, enough for every GPU kernel variant
+CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#999999"]
 DPI = 200
 RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
       "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3}
@@ -337,7 +338,9 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
         for j, impl in enumerate(impls):
             sel = means[means["impl"] == impl].set_index("dataset")["time_ms"].reindex(datasets)
             heights = np.append(sel.to_numpy(), geometric_mean(sel.dropna()))
-            ax.bar(x - 0.4 + width * (j + 0.5), _positive(heights), width, color=CYCLE[j % len(CYCLE)], label=impl)
+            # past the palette, repeat colours hatched so every implementation stays distinct
+            ax.bar(x - 0.4 + width * (j + 0.5), _positive(heights), width, color=CYCLE[j % len(CYCLE)],
+                   hatch="//" if j >= len(CYCLE) else None, edgecolor="white", linewidth=0.3, label=impl)
         ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
         ax.set_yscale("log")
         ax.set_ylabel("runtime (ms)")
