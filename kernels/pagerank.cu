@@ -240,9 +240,14 @@ extern "C" __global__ void bfs_step(int n, const long long* offsets, const int* 
 // from block-local shared atomics and one global atomic per class and block,
 // so a class list is in no particular order; that changes no rank, since
 // each vertex's sum depends only on its class's kernel.
+// plan = {count[0..3], first[0..3], total, ticket}, zeroed before the launch.
+// With the default's four classes the last block to finish also lays out the
+// blocks of the fused launch (rank_classes), heaviest class first, so that no
+// host read is needed to size it.
 constexpr int kMaxClasses = 4;
+__device__ constexpr int kClassLanes[kMaxClasses] = {1, 8, 32, kBlock};
 extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
-    const long long* offsets, int n, const long long* bounds, int num_classes, int* counts, int* ids) {
+    const long long* offsets, int n, const long long* bounds, int num_classes, int* plan, int* ids) {
   __shared__ int local[kMaxClasses], base[kMaxClasses];
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (threadIdx.x < kMaxClasses) local[threadIdx.x] = 0;
@@ -254,9 +259,21 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
     pos = atomicAdd(&local[k], 1);
   }
   __syncthreads();
-  if (threadIdx.x < num_classes) base[threadIdx.x] = atomicAdd(&counts[threadIdx.x], local[threadIdx.x]);
+  if (threadIdx.x < num_classes) base[threadIdx.x] = atomicAdd(&plan[threadIdx.x], local[threadIdx.x]);
   __syncthreads();
   if (v < n) ids[static_cast<long long>(k) * n + base[k] + pos] = v;
+  if (threadIdx.x != 0 || num_classes != kMaxClasses) return;
+  __threadfence();  // this block's counts are visible before its ticket
+  if (atomicAdd(&plan[9], 1) != gridDim.x - 1) return;
+  __threadfence();
+  const volatile int* counts = plan;
+  int first = 0;
+  for (int c = kMaxClasses - 1; c >= 0; --c) {
+    plan[4 + c] = first;
+    const int lanes = kClassLanes[c];
+    first += lanes == kBlock ? counts[c] : (counts[c] * lanes + kBlock - 1) / kBlock;
+  }
+  plan[8] = first;
 }
 
 // Where the fused dynamic step (PUSH) keeps its frontier: out CSR of the new
@@ -272,12 +289,27 @@ struct Frontier {
   unsigned char* ever;
 };
 
-// G lanes per vertex (G = 1: thread, 8: sub-warp, 32: warp, kBlock: block).
+// The arguments every rank kernel passes down to rank_vertex.
+struct RankArgs {
+  const long long* __restrict__ in_offsets;
+  const int* __restrict__ sources;
+  const double* __restrict__ inv_degree;
+  const double* __restrict__ R;
+  const double* __restrict__ C;
+  double* __restrict__ Rnew;
+  double* __restrict__ Cnew;
+  unsigned char* dv;
+  unsigned char* dn;
+  double c0, alpha, tau_f, tau_p;
+};
+
+// One vertex v with G lanes (G = 1: thread, 8: sub-warp, 32: warp, kBlock:
+// block); `active` must be uniform over the G lanes, and every lane of the
+// warp (of the block for G = kBlock) must call, active or not.
 // Lanes stride the in-edges, a shuffle (or block) reduction sums them in a
-// fixed order, lane 0 finishes the vertex. LISTED walks ids[0, count);
-// otherwise items are all vertices and only those with lo < deg <= hi are
-// handled. PRC gathers C[u] = R[u]/d[u] (one double per edge) instead of
-// R[u] * inv_degree[u] (two), and writes Cnew for the next iteration.
+// fixed order, lane 0 finishes the vertex, so v's ranks depend only on G,
+// whichever kernel calls. PRC gathers C[u] = R[u]/d[u] (one double per edge)
+// instead of R[u] * inv_degree[u] (two), and writes Cnew for the next iteration.
 // PUSH (with FRONTIER) folds Alg. 5's expansion into the rank step: v is
 // affected when dv[v] or fr.dx_in[v] is set, and a vertex whose relative
 // change exceeds tau_f marks its out-neighbours in fr.dx_out with its own G
@@ -285,41 +317,29 @@ struct Frontier {
 // expansion after the last iteration is never read; `affected` comes from
 // fr.ever, set when a vertex is computed, which is the set of vertices marked
 // before some iteration, as in the CPU twin.
-// `block` is the block's index among those given to this class. Returns the
-// block's largest change, valid in thread 0; every thread must call it.
-template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC, bool PUSH = false>
-__device__ __forceinline__ double rank_items(
-    long long block, const int* __restrict__ ids, int count, const long long* __restrict__ in_offsets,
-    const int* __restrict__ sources, const double* __restrict__ inv_degree, const double* __restrict__ R,
-    const double* __restrict__ C, double* __restrict__ Rnew, double* __restrict__ Cnew, unsigned char* dv,
-    unsigned char* dn, long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p,
-    Frontier fr = {}) {
+// Returns |r - R[v]| in the finishing lane (0 elsewhere).
+template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC, bool PUSH = false>
+__device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a, Frontier fr = {}) {
   constexpr bool kPush = PUSH && FRONTIER;
-  const long long item = (block * kBlock + threadIdx.x) / G;
   const int lane = threadIdx.x % G;
-  bool active = item < count;
-  int v = 0;
   long long begin = 0, end = 0;
-  if (active) {
-    v = LISTED ? ids[item] : static_cast<int>(item);
-    begin = in_offsets[v];
-    end = in_offsets[v + 1];
-    if (!LISTED) active = end - begin > lo && end - begin <= hi;
-  }
-  // v is shared by the G lanes of a group, so 'active' is uniform over it.
   bool marked = false;  // kPush: v arrived through the previous expansion
-  if (active && AFFECTED) {
-    bool affected = dv[v];
-    if constexpr (kPush) {
-      marked = fr.dx_in[v];
-      affected = affected || marked;
-    }
-    if (!affected) {
-      if (lane == 0) {
-        Rnew[v] = R[v];
-        if (PRC) Cnew[v] = C[v];
+  if (active) {
+    begin = a.in_offsets[v];
+    end = a.in_offsets[v + 1];
+    if (AFFECTED) {
+      bool affected = a.dv[v];
+      if constexpr (kPush) {
+        marked = fr.dx_in[v];
+        affected = affected || marked;
       }
-      active = false;
+      if (!affected) {
+        if (lane == 0) {
+          a.Rnew[v] = a.R[v];
+          if (PRC) a.Cnew[v] = a.C[v];
+        }
+        active = false;
+      }
     }
   }
   double c = 0.0;
@@ -327,8 +347,8 @@ __device__ __forceinline__ double rank_items(
     // Unrolled so that several independent gathers are in flight per thread.
 #pragma unroll 4
     for (long long e = begin + lane; e < end; e += G) {
-      const int u = sources[e];
-      c += PRC ? C[u] : R[u] * inv_degree[u];
+      const int u = a.sources[e];
+      c += PRC ? a.C[u] : a.R[u] * a.inv_degree[u];
     }
   }
   // The reductions below order every lane's reads of dv/dx_in before lane 0
@@ -345,12 +365,12 @@ __device__ __forceinline__ double rank_items(
     if constexpr (kPush) {
       if (marked) {
         fr.dx_in[v] = 0;
-        dv[v] = 1;  // affected from now on (unless pruned just below)
+        a.dv[v] = 1;  // affected from now on (unless pruned just below)
       }
       fr.ever[v] = 1;
     }
-    change = finish_vertex<FRONTIER, PRUNE, PRC, kPush>(v, c, inv_degree, R, Rnew, dv, dn, c0, alpha, tau_f, tau_p,
-                                                        Cnew, &expand);
+    change = finish_vertex<FRONTIER, PRUNE, PRC, kPush>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha,
+                                                        a.tau_f, a.tau_p, a.Cnew, &expand);
   }
   if constexpr (kPush) {
     // Lane 0's decision to every lane of the group, which then marks the
@@ -368,11 +388,26 @@ __device__ __forceinline__ double rank_items(
       for (long long e = fr.offsets[v] + lane; e < out_end; e += G) fr.dx_out[fr.targets[e]] = 1;
     }
   }
-  if constexpr (G != kBlock) change = dynpr::block_max(change);
   return change;
 }
 
-// One class per launch. Every kernel returns at once when *done is set, so
+// The vertex of G-lane group `item` of a class: ids[item] when LISTED, else
+// vertex `item` when its degree is in (lo, hi]. Sets active (uniform per group).
+template <bool LISTED>
+__device__ __forceinline__ int class_vertex(long long item, const int* ids, int count, const long long* in_offsets,
+                                            long long lo, long long hi, bool& active) {
+  active = item < count;
+  if (!active) return 0;
+  const int v = LISTED ? ids[item] : static_cast<int>(item);
+  if (!LISTED) {
+    const long long d = in_offsets[v + 1] - in_offsets[v];
+    active = d > lo && d <= hi;
+  }
+  return v;
+}
+
+// One class per launch (the unfused designs): block b takes groups
+// [b * kBlock / G, ...). Every kernel returns at once when *done is set, so
 // iterations launched past convergence change nothing.
 template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
 __global__ void __launch_bounds__(kBlock) rank_group(
@@ -381,15 +416,19 @@ __global__ void __launch_bounds__(kBlock) rank_group(
     long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p, double* delta,
     const int* done) {
   if (*done) return;
-  const double change = rank_items<G, LISTED, AFFECTED, FRONTIER, PRUNE, PRC>(
-      blockIdx.x, ids, count, in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi, c0, alpha, tau_f,
-      tau_p);
+  const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, dn, c0, alpha, tau_f, tau_p};
+  bool active;
+  const int v = class_vertex<LISTED>((static_cast<long long>(blockIdx.x) * kBlock + threadIdx.x) / G, ids, count,
+                                     in_offsets, lo, hi, active);
+  double change = rank_vertex<G, AFFECTED, FRONTIER, PRUNE, PRC>(active, v, a);
+  if constexpr (G != kBlock) change = dynpr::block_max(change);
   if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
 }
 
 // The iteration's bookkeeping (see finish_iteration) done by the last block
 // to finish: count it, stop when the change is <= tau or at the cap, reset
-// the change and the ticket. Called by thread 0 after its atomicMax.
+// the change, the ticket and the work counter. Called by thread 0 after its
+// atomicMax. state = {iterations, done, ticket, work counter}.
 __device__ __forceinline__ void finish_by_last_block(double* delta, int* state, double tau, int max_iterations) {
   __threadfence();  // this block's atomicMax is visible before its ticket
   if (atomicAdd(reinterpret_cast<unsigned int*>(&state[2]), 1u) != gridDim.x - 1) return;
@@ -397,20 +436,39 @@ __device__ __forceinline__ void finish_by_last_block(double* delta, int* state, 
   const double change =
       __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(delta), 0ull));
   state[2] = 0;
+  state[3] = 0;
   state[0] += 1;
   if (change <= tau || state[0] >= max_iterations) state[1] = 1;
 }
 
-// Every degree class of the default variant in one launch: class k (lanes
-// 1, 8, 32, kBlock) has count[k] vertex ids at ids[k * n, ...) and the blocks
-// from first[k] on. plan = {count[0..3], first[0..3]}, with the heaviest
-// class first (first[3] = 0 <= first[2] <= first[1] <= first[0]) so that the
-// long block-per-hub work starts early instead of forming the launch's tail.
-// The last block to finish also ends the iteration, so an iteration is one
-// kernel. state = {iterations, done, ticket}.
-// DF and DF-P run Alg. 5's expansion inside it (PUSH, see rank_items), so a
-// dynamic iteration is one kernel too. The unused frontier arguments of the
-// other approaches may be any pointers.
+// Work units ("virtual blocks") of the fused kernels are handed out by a
+// counter, so their grid has a fixed size known on the host (about one
+// resident wave) whatever the work: block b takes unit b first, then units
+// gridDim.x + atomicAdd(counter). The next unit is fetched while the current
+// one runs (double-buffered, so no thread reads a slot being rewritten), and
+// the __syncthreads at the end of each unit also separates the shared
+// scratch of consecutive units' reductions.
+template <typename Unit>
+__device__ __forceinline__ void for_each_unit(int total, int* counter, Unit unit) {
+  __shared__ int next[2];
+  int parity = 0;
+  for (int u = blockIdx.x; u < total; parity ^= 1) {
+    if (threadIdx.x == 0) next[parity] = gridDim.x + atomicAdd(counter, 1);
+    unit(u);
+    __syncthreads();
+    u = next[parity];
+  }
+}
+
+// Every degree class of the default variant in one launch, over the class
+// lists of degree_classes: class k (lanes 1, 8, 32, kBlock) has count[k]
+// vertex ids at ids[k * n, ...) and the units from first[k] on, heaviest
+// class first, so that the long block-per-hub work starts early instead of
+// forming the launch's tail. plan = {count[0..3], first[0..3], total}, all
+// written on the device. The last block to finish also ends the iteration,
+// so an iteration is one kernel. DF and DF-P run Alg. 5's expansion inside it
+// (PUSH, see rank_vertex), so a dynamic iteration is one kernel too. The
+// unused frontier arguments of the other approaches may be any pointers.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock) rank_classes(
     const int* ids, int n, const int* plan, const long long* in_offsets, const int* sources,
@@ -420,30 +478,94 @@ __global__ void __launch_bounds__(kBlock) rank_classes(
     double tau, int max_iterations) {
   if (state[1]) return;
   const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
-  const int b = blockIdx.x;
-  const int k = b >= plan[4] ? 0 : b >= plan[5] ? 1 : b >= plan[6] ? 2 : 3;
-  const int* class_ids = ids + static_cast<long long>(k) * n;
-  const long long block = b - plan[4 + k];
-  const int count = plan[k];
-  double change;
-  // k is uniform over the block, so every thread takes the same branch.
-  switch (k) {
-    case 0:
-      change = rank_items<1, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets, sources,
-          inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
-      break;
-    case 1:
-      change = rank_items<8, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets, sources,
-          inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
-      break;
-    case 2:
-      change = rank_items<32, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets, sources,
-          inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
-      break;
-    default:
-      change = rank_items<kBlock, true, AFFECTED, FRONTIER, PRUNE, true, true>(block, class_ids, count, in_offsets,
-          sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, 0, 0, c0, alpha, tau_f, tau_p, fr);
+  const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
+  double change = 0.0;
+  for_each_unit(plan[8], &state[3], [&](int u) {
+    // k is uniform over the block, so every thread takes the same branch.
+    const int k = u >= plan[4] ? 0 : u >= plan[5] ? 1 : u >= plan[6] ? 2 : 3;
+    const int* class_ids = ids + static_cast<long long>(k) * n;
+    const long long first_item = static_cast<long long>(u - plan[4 + k]) * kBlock;
+    bool active;
+    int v;
+    switch (k) {
+      case 0:
+        v = class_vertex<true>(first_item + threadIdx.x, class_ids, plan[0], in_offsets, 0, 0, active);
+        change = fmax(change, rank_vertex<1, AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        break;
+      case 1:
+        v = class_vertex<true>((first_item + threadIdx.x) / 8, class_ids, plan[1], in_offsets, 0, 0, active);
+        change = fmax(change, rank_vertex<8, AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        break;
+      case 2:
+        v = class_vertex<true>((first_item + threadIdx.x) / 32, class_ids, plan[2], in_offsets, 0, 0, active);
+        change = fmax(change, rank_vertex<32, AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        break;
+      default:
+        v = class_vertex<true>(first_item / kBlock, class_ids, plan[3], in_offsets, 0, 0, active);
+        change = fmax(change, rank_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+    }
+  });
+  change = dynpr::block_max(change);
+  if (threadIdx.x == 0) {
+    if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+    finish_by_last_block(delta, state, tau, max_iterations);
   }
+}
+
+// Partition level "none" of the default: the same classes, lanes and
+// arithmetic as rank_classes (so the same ranks, bit for bit), chosen by
+// degree inside the launch instead of from lists made beforehand. A unit is
+// kBlock consecutive vertices: each thread reads its vertex's degree and
+// computes it itself (class 0) or lists it in shared memory for the block's
+// 8-lane groups, its warps or the whole block (classes 1-3), which then work
+// through those lists. No partition phase and no vertex lists in memory.
+template <bool AFFECTED, bool FRONTIER, bool PRUNE>
+__global__ void __launch_bounds__(kBlock) rank_chunks(
+    int n, const long long* in_offsets, const int* sources, const double* inv_degree, const double* R,
+    const double* C, double* Rnew, double* Cnew, unsigned char* dv, const long long* out_offsets,
+    const int* targets, unsigned char* dx_in, unsigned char* dx_out, unsigned char* ever, long long bound0,
+    long long bound1, long long bound2, double c0, double alpha, double tau_f, double tau_p, double* delta,
+    int* state, double tau, int max_iterations) {
+  if (state[1]) return;
+  __shared__ int listed[kMaxClasses - 1][kBlock];
+  __shared__ int listed_count[kMaxClasses - 1];
+  const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
+  const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
+  const int warp = threadIdx.x / 32;
+  double change = 0.0;
+  for_each_unit((n + kBlock - 1) / kBlock, &state[3], [&](int u) {
+    if (threadIdx.x < kMaxClasses - 1) listed_count[threadIdx.x] = 0;
+    __syncthreads();
+    const int v = u * kBlock + threadIdx.x;
+    bool own = false;
+    if (v < n) {
+      const long long d = in_offsets[v + 1] - in_offsets[v];
+      own = d <= bound0;
+      if (!own) {
+        const int k = d <= bound1 ? 0 : d <= bound2 ? 1 : 2;
+        listed[k][atomicAdd(&listed_count[k], 1)] = v;
+      }
+    }
+    __syncthreads();
+    change = fmax(change, rank_vertex<1, AFFECTED, FRONTIER, PRUNE, true, true>(own, v, a, fr));
+    // Loop bounds are uniform over the block, so every lane of a warp calls.
+    const int count8 = listed_count[0], count32 = listed_count[1], count_block = listed_count[2];
+    for (int i = threadIdx.x / 8; i - static_cast<int>(threadIdx.x / 8) < count8; i += kBlock / 8) {
+      const bool active = i < count8;
+      change = fmax(change, rank_vertex<8, AFFECTED, FRONTIER, PRUNE, true, true>(
+                                active, active ? listed[0][i] : 0, a, fr));
+    }
+    for (int i = warp; i - warp < count32; i += kBlock / 32) {
+      const bool active = i < count32;
+      change = fmax(change, rank_vertex<32, AFFECTED, FRONTIER, PRUNE, true, true>(
+                                active, active ? listed[1][i] : 0, a, fr));
+    }
+    for (int i = 0; i < count_block; ++i) {
+      change = fmax(change, rank_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true, true>(true, listed[2][i], a, fr));
+      __syncthreads();  // block_sum's scratch is reused by the next hub
+    }
+  });
+  change = dynpr::block_max(change);
   if (threadIdx.x == 0) {
     if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
     finish_by_last_block(delta, state, tau, max_iterations);

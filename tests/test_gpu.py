@@ -199,7 +199,7 @@ from dynpr.dag import random_dag  # noqa: E402
 from dynpr.gpu import VARIANTS  # noqa: E402
 from dynpr.gpu.kahn import kahn as gpu_kahn  # noqa: E402
 
-FULL_VARIANTS = ("classes", "classes_sync", "partitioned", "partitioned_prc")
+FULL_VARIANTS = ("classes", "classes_sync", "classes_unfused", "partitioned", "partitioned_prc")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -304,13 +304,40 @@ def test_too_big_graph_fails_before_upload(monkeypatch):
     np.testing.assert_array_equal(again.ranks, first.ranks)
 
 
+@pytest.mark.parametrize("partition", ("none", "in_out"))
 @pytest.mark.parametrize("approach", ("df", "dfp"))
 @pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow"))
-def test_fused_frontier_matches_unfused(name, approach):
-    # The default folds the expansion into the rank launch (partition in/in_out); level none
-    # runs the separate clear/rank/finish/expand kernels: the same iterations, affected set and ranks.
+def test_fused_frontier_matches_unfused(name, approach, partition):
+    # The default folds the expansion into the rank launch (rank_classes over class lists, or
+    # rank_chunks at level none); classes_unfused runs the same classes as separate
+    # clear/rank/finish/expand kernels: the same iterations, affected set and ranks.
     old, new, batch, previous, _ = scenario(name, 1e-4)
-    fused = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
+    options = replace(OPTIONS, partition=partition)
+    fused = gpu_pagerank.update(approach, old, new, batch, previous, options)
+    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
     assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected)
     np.testing.assert_array_equal(fused.ranks, unfused.ranks)
+
+
+@pytest.mark.parametrize("name", ("soc-Epinions1", "rmat14"))
+def test_class_plan_is_computed_on_the_device(name):
+    # The fused launch's layout (class sizes, first unit per class, heaviest first, and the
+    # total) comes from the classifying launch itself; oracle: NumPy on the in-degrees.
+    cupy = pytest.importorskip("cupy")
+    graph = load(name)
+    g = gpu_pagerank.to_device(graph)
+    step = gpu_pagerank.GATED_VARIANTS["classes"].make(loader.pagerank_kernels(), cupy, g, gpu_pagerank.MODES["static"],
+                                                       OPTIONS)
+    step.prepare()
+    plan = step.plan.get()
+    degree = np.diff(graph.in_offsets)
+    counts = np.histogram(degree, [0, 9, 65, 1025, np.inf])[0]
+    units = [-(-c * lanes // 256) if lanes < 256 else c for c, lanes in zip(counts, gpu_pagerank.CLASS_LANES)]
+    first = np.cumsum([0] + units[::-1])[::-1]  # classes 3, 2, 1, 0 in that order
+    np.testing.assert_array_equal(plan[:4], counts)
+    np.testing.assert_array_equal(plan[4:9], list(first[1:]) + [first[0]])
+    assert counts.sum() == graph.num_vertices and plan[9] == -(-graph.num_vertices // 256)  # every block ticketed
+    ids = step.ids.get()
+    for k in range(4):
+        members = np.sort(ids[k, :counts[k]])
+        np.testing.assert_array_equal(members, np.flatnonzero(np.digitize(degree, [9, 65, 1025]) == k))

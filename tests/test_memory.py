@@ -23,17 +23,14 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
         np.empty((2, n), np.float64),  # R, Rnew
         np.empty((2, n), np.float64),  # contributions C, Cnew
         np.empty(n, np.uint8),  # dv
-        np.empty(1, np.float64), np.empty(3, np.int32),  # change, state
+        np.empty(1, np.float64), np.empty(4, np.int32),  # change, state
         np.empty((2, batch_edges), np.int32),
     ]
-    if listed:  # four in-degree classes: ids, counts, three bounds, the fused launch's plan
-        arrays += [np.empty((4, n), np.int32), np.empty(4, np.int32), np.empty(3, np.int64), np.empty(8, np.int32)]
+    if listed:  # four in-degree classes: ids, three bounds, the plan (counts, first units, total, ticket)
+        arrays += [np.empty((4, n), np.int32), np.empty(3, np.int64), np.empty(10, np.int32)]
     if approach in ("df", "dfp"):
         arrays.append(np.empty(n, np.uint8))  # ever affected
-        if listed:
-            arrays.append(np.empty((2, n), np.uint8))  # dx_in, dx_out of the fused expansion
-        else:
-            arrays.append(np.empty(n, np.uint8))  # dn; no out-degree partition at level none
+        arrays.append(np.empty((2, n), np.uint8))  # dx_in, dx_out of the fused expansion (every level)
     if approach == "dt":  # the old graph, BFS stamps, queue, level sizes
         arrays += uploaded + [np.empty(n, np.int32), np.empty(2 * n, np.int32), np.empty(3, np.int32)]
     return sum(a.nbytes for a in arrays)
@@ -130,9 +127,9 @@ def test_check_fits_big_graph_on_small_device():
     # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card. By hand:
     # 8 bytes per edge (two id arrays) + 81 per vertex (two offsets 16, 1/d 8, its scratch 8,
     # R and Rnew 16, C and Cnew 16, class ids 16, dv 1) + the offsets' end (16) + class counts,
-    # bounds and plan (16 + 24 + 32) + change and state (20) = 14.39 GiB.
+    # bounds and plan (24 + 40) + change and state (24) = 14.39 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 72 + 20
+    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 24
     with pytest.raises(MemoryError, match=r"graph needs 14\.39 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)
 

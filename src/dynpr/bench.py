@@ -8,7 +8,8 @@
   the same process;
 - ``partition_ablation.csv``: every approach per partition level (seed 003 Fig. 1) for the
   baseline (``partitioned``) and the default variant, on temporal batches of a temporal graph
-  and random batches of an R-MAT graph, with the L1 error against the reference;
+  and random batches of an R-MAT graph, with the L1 error against the reference and the time
+  per phase (partition, marking, iterations);
 - ``kahn.csv``: CPU Kahn and both GPU drivers on seed-002-style random DAGs
   (:func:`dynpr.dag.random_dag`), one wide and one deep.
 
@@ -38,7 +39,8 @@ STATIC_COLUMNS = ("graph", "variant", "device", "git_commit", "vertices", "edges
                   "ms_per_iteration", "edges_per_second", "bytes_per_iteration", "achieved_gbps", "copy_gbps",
                   "bandwidth_share", "model", "benchmark", "dataset", "backend")
 ABLATION_COLUMNS = ("graph", "approach", "partition", "batch_fraction", "time_ms", "device", "git_commit",
-                    "variant", "batch_index", "iterations", "l1_error", "affected", "benchmark", "dataset", "backend")
+                    "variant", "batch_index", "iterations", "l1_error", "affected", "partition_ms", "mark_ms",
+                    "compute_ms", "benchmark", "dataset", "backend")
 KAHN_COLUMNS = ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels", "processed", "time_ms",
                 "us_per_level", "speedup_vs_cpu", "benchmark", "dataset", "backend")
 #: Graphs of ``static_variants.csv`` by default: the embedded SNAP graphs and R-MAT built on the device.
@@ -252,6 +254,7 @@ def partition_ablation(graphs, fractions, batches: int, random_batches: int, var
                                      "git_commit": commit, "variant": variant, "batch_index": index,
                                      "iterations": result.iterations,
                                      "l1_error": l1_error(result.ranks, reference), "affected": result.affected,
+                                     **result.phases,
                                      "benchmark": "partition_ablation", "dataset": name, "backend": "gpu"})
         log(f"{name}: ablation rows so far {len(rows)}")
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)

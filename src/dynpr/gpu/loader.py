@@ -114,7 +114,7 @@ PAGERANK_TEMPLATES = tuple(
     + [expand_kernel_name(k, listed) for k in ("thread", "block") for listed in (False, True)]
     + [group_kernel_name(g, listed, mode, True) for g in GROUP_SIZES for listed in (False, True) for mode in RANK_MODES]
     + [group_kernel_name(g, False, RANK_MODES[0], False) for g in GROUP_SIZES]
-    + [f"rank_classes<{_bools(*mode)}>" for mode in RANK_MODES]
+    + [f"{fused}<{_bools(*mode)}>" for fused in ("rank_classes", "rank_chunks") for mode in RANK_MODES]
 )
 PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "mark_frontier", "bfs_seed", "bfs_step",
                   "degree_classes", "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish")

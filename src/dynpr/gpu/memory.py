@@ -17,23 +17,23 @@ inverse out-degree 1/d[u]      float64 n                            8n
 degree scratch at upload       int64 n (offsets differences)        8n
 rank vectors R, Rnew           float64 n each                       16n
 contributions C, Cnew (PRC)    float64 n each                       16n
-in-degree classes (listed)     int32 k x n ids, k counts,           4kn + 4k
-                               int64 k-1 bounds                     + 8(k-1)
-fused launch plan              int32 8 (class sizes, first blocks)  32
+in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
+class plan (listed)            int32 10 (class sizes, first units,  40
+                               total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change, int32 3 (state)      20
+convergence                    float64 change, int32 4 (state)      24
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
-k = 4 classes for ``classes``/``classes_sync`` (2 for ``partitioned_prc``);
-they are listed, and the launch fused, unless ``partition="none"`` (then
-each class kernel selects its vertices by degree: no ids, counts, bounds or
-plan). ``pull_*`` and ``push_atomic`` keep neither classes nor
+k = 4 classes for ``classes``/``classes_sync``/``classes_unfused`` (2 for
+``partitioned_prc``); they are listed unless ``partition="none"`` (then the
+kernels select vertices by degree: no ids, bounds or plan). ``classes`` and
+``classes_sync`` run one fused launch per iteration at every level. ``pull_*`` and ``push_atomic`` keep neither classes nor
 contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
 
 - ``static``, ``nd``: nothing.
-- ``df``, ``dfp``: ever-affected flags, n; with the fused launch two
+- ``df``, ``dfp``: ever-affected flags, n; with a fused launch two
   expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
   ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
 - ``dt``: the old graph, uploaded whole (its edge count taken as m):
@@ -65,8 +65,10 @@ DEFAULT_RESERVE_BYTES = 256 << 20
 MODEL_APPROACHES = ("static", "nd", "dt", "df", "dfp", "kahn")
 PARTITIONS = ("none", "in", "in_out")
 #: In-degree classes and precomputed contributions of the gated variants.
-_CLASSES = {"classes": (4, True), "classes_sync": (4, True), "partitioned_prc": (2, True), "pull_thread": (1, False),
-            "pull_warp": (1, False), "pull_block": (1, False), "push_atomic": (0, False)}
+_CLASSES = {"classes": (4, True), "classes_sync": (4, True), "classes_unfused": (4, True), "partitioned_prc": (2, True),
+            "pull_thread": (1, False), "pull_warp": (1, False), "pull_block": (1, False), "push_atomic": (0, False)}
+#: Variants whose iteration is one fused launch (at every partition level).
+_FUSED = ("classes", "classes_sync")
 #: Kernel designs the model knows (``dynpr.gpu.VARIANTS``).
 MODEL_VARIANTS = tuple(_CLASSES) + ("partitioned", "cusparse")
 _INT32_MAX = (1 << 31) - 1
@@ -140,10 +142,10 @@ def device_bytes_needed(
         return total + (graph + 3 * n + 4 if approach == "dt" else 0)
     k, prc = _CLASSES[variant]
     listed = partition != "none" and k > 1
-    fused = listed and k == 4
-    total = graph + 16 * n + 16 * n * prc + n + 20 + 8 * b
+    fused = variant in _FUSED
+    total = graph + 16 * n + 16 * n * prc + n + 24 + 8 * b
     if listed:
-        total += 4 * k * n + 4 * k + 8 * (k - 1) + 32 * fused
+        total += 4 * k * n + 40 + 8 * (k - 1)
     if variant == "push_atomic":
         total += 8 * n
     if frontier:

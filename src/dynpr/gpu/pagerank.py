@@ -27,6 +27,25 @@ also ends the iteration on the device (count, L-infinity test, ``done``
 flag), and iterations replayed from CUDA graphs (16 per replay) with
 one host read per replay; kernels launched past convergence return at once,
 so the result is the iteration at which the change first fell to <= tau.
+The fused launch has a grid fixed on the host (about one resident wave) and
+takes its work units from a device counter, so nothing is read back to size
+it: the class lists' layout is computed on the device by the classifying
+launch, and a dynamic run that converges within 16 iterations costs one host
+read in all (the replay's ``done`` flag).
+
+Partition levels (seed 003 Fig. 1) of the default: ``in`` and ``in_out``
+list the in-degree classes in a partition phase (one ``degree_classes``
+launch; the out-degree partition of ``in_out`` has no use once the expansion
+is folded into the rank launch, so the two levels run the same kernels);
+``none`` is the paper's "don't partition": no partition phase and no lists,
+the same fused launch (``rank_chunks``) walks all vertices in chunks of 256
+and each block sorts its chunk by degree in shared memory before handing each
+vertex to as many lanes as its class gets, so every level computes each
+vertex with the same lanes and order and returns the same ranks bit for bit.
+The ablation thus compares listing classes beforehand against selecting by
+degree inside the launch, with everything else fused as in the default; the
+pre-fusion design (one launch per class plus separate finish, flag-clearing
+and expansion launches) stays measurable as ``classes_unfused``.
 DF and DF-P fold the expansion into that launch (a vertex whose change
 exceeds the frontier tolerance marks its out-neighbours for the next
 iteration with its own lanes; double-buffered marks, so no race with the
@@ -34,9 +53,10 @@ reads), so a dynamic iteration is one kernel as well, and the initial
 marking with its first expansion is one launch; DT's BFS over the old and
 the new graph is one cooperative launch (``kernels/dt_bfs.cu``, warp per
 frontier vertex, grid-wide sync per level, no host read per level).
-Graph capture and instantiation happen after the partition phase and before
-marking, as host work outside the timed phases (like compilation).
-``classes_sync`` is the same without graphs; ``partitioned_prc`` is the
+Graph capture and instantiation happen before the partition phase, as host
+work outside the timed phases (like compilation).
+``classes_sync`` is the same without graphs; ``classes_unfused`` as said above;
+``partitioned_prc`` is the
 baseline's two classes with contributions; ``pull_thread``, ``pull_warp``,
 ``pull_block``, ``push_atomic`` and ``cusparse`` (Static/ND only) are seed
 000/001's designs and the cuSPARSE power iteration (:func:`_run_cusparse`).
@@ -165,57 +185,67 @@ class ClassRanks:
     8 sub-warp, 32 warp, 256 block), listed by a one-launch classification
     (partition levels ``in``/``in_out``) or selected by degree inside each
     launch (``none``). ``prc`` gathers precomputed contributions R[u]/d[u].
-    Every launch is gated by the device-side ``done`` flag. With the default
-    classes listed, one ``rank_classes`` launch serves all classes and ends
-    the iteration itself (``fuses_finish``): one kernel per Static iteration."""
+    Every launch is gated by the device-side ``done`` flag.
 
-    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc):
+    With the default classes and ``fuse``, one launch serves all classes and
+    ends the iteration itself (``fuses_finish``): ``rank_classes`` over the
+    class lists, whose block layout ``degree_classes`` writes on the device,
+    or at level ``none`` ``rank_chunks``, which sorts each chunk of 256
+    vertices into the same classes in shared memory. Both take work from a
+    device counter with a grid fixed on the host, so no host read sizes them.
+    Otherwise one launch per class (sized from class counts read back)."""
+
+    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc,
+                 fuse):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
         self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
         # One class needs no list: every vertex belongs to it.
         self.listed = options.partition in ("in", "in_out") and len(self.lanes) > 1
         self.names = [loader.group_kernel_name(k, self.listed, mode, prc) for k in self.lanes]
-        self.fuses_finish = self.listed and prc and self.lanes == CLASS_LANES
-        self.fused_name = f"rank_classes<{','.join('true' if f else 'false' for f in mode)}>"
+        self.fuses_finish = fuse and prc and self.lanes == CLASS_LANES
+        flags = ','.join('true' if f else 'false' for f in mode)
+        self.fused_name = f"rank_classes<{flags}>" if self.listed else f"rank_chunks<{flags}>"
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
         self.counts = [graph.n] * k
         if self.listed:
             self.bounds_dev = cupy.asarray(np.array(self.bounds or (0,), dtype=np.int64))
-            self.class_counts = cupy.zeros(k, dtype=cupy.int32)
+            # count[0..3], first[0..3], total, ticket (kernels/pagerank.cu, degree_classes)
+            self.plan = cupy.zeros(10, dtype=cupy.int32)
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
+        if self.fuses_finish:
+            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed)
 
     def prepare(self) -> None:
-        """Classify by in-degree (timed as ``partition_ms``); reads the class sizes back."""
+        """Classify by in-degree (timed as ``partition_ms``); only the unfused
+        launches read the class sizes back."""
         if self.listed:
             g = self.g
-            self.class_counts.fill(0)
             self.kernels["degree_classes"](_grid(g.n), (BLOCK,), (g.in_offsets, np.int32(g.n), self.bounds_dev,
-                                                                 np.int32(len(self.lanes)), self.class_counts,
-                                                                 self.ids))
-            self.counts = [int(c) for c in self.class_counts.get()]
-            if self.fuses_finish:
-                # Heaviest class first: block ranges laid out for classes 3, 2, 1, 0.
-                blocks = [c if lanes == BLOCK else -(-c * lanes // BLOCK) for c, lanes in zip(self.counts, self.lanes)]
-                ends = np.cumsum(blocks[::-1])[::-1]  # ends[k] = blocks of classes k..3
-                first = [int(ends[k] - blocks[k]) for k in range(4)]
-                self.plan = self.cupy.asarray(np.array(self.counts + first, dtype=np.int32))
-                self.blocks = int(ends[0])
+                                                                 np.int32(len(self.lanes)), self.plan, self.ids))
+            if not self.fuses_finish:
+                self.counts = [int(c) for c in self.plan[:len(self.lanes)].get()]
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
-        (``state`` = iterations, done, ticket; only the fused kernel ends the iteration itself).
-        The fused kernel takes ``frontier`` = (dx_in, dx_out, ever) instead of ``dn`` and
-        expands DF/DF-P's affected set itself (``kernels/pagerank.cu``, rank_items)."""
+        (``state`` = iterations, done, ticket, work counter; only the fused kernels end the
+        iteration themselves). The fused kernels take ``frontier`` = (dx_in, dx_out, ever)
+        instead of ``dn`` and expand DF/DF-P's affected set themselves
+        (``kernels/pagerank.cu``, rank_vertex)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
-            self.kernels[self.fused_name]((self.blocks,), (BLOCK,), (
-                self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv,
-                g.offsets, g.targets, *frontier, c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance),
-                np.int32(o.max_iterations)))
+            out = (g.offsets, g.targets, *frontier)
+            tail = (c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations))
+            if self.listed:
+                args = (self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew,
+                        dv) + out + tail
+            else:
+                args = (np.int32(g.n), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv) + out + tuple(
+                    np.int64(b) for b in self.bounds) + tail
+            self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
             return
         done = state[1:2]
         for k, lanes in enumerate(self.lanes):
@@ -228,6 +258,29 @@ class ClassRanks:
             self.kernels[self.names[k]](grid, (BLOCK,), (
                 ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
                 c0, alpha, tau_f, tau_p, delta, done))
+
+
+def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool) -> int:
+    """Blocks of a fused class launch: about one resident wave (multiprocessors x
+    blocks of 256 threads that fit one by registers), or fewer when the work
+    has fewer units. The units are counted without a host read: one per 256
+    vertices at level ``none``; with class lists, an upper bound from n and m
+    (a vertex of class k has more in-edges than bounds[k-1], so at most
+    m / (bounds[k-1] + 1) vertices belong to it)."""
+    device = cupy.cuda.Device()
+    registers = device.attributes["MaxRegistersPerMultiprocessor"]
+    per_warp = -(-kernel.num_regs * 32 // 256) * 256  # registers are allocated per warp in units of 256
+    resident = max(1, min(device.attributes["MaxThreadsPerMultiProcessor"] // BLOCK,
+                          registers // (per_warp * (BLOCK // 32))))
+    wave = resident * device.attributes["MultiProcessorCount"]
+    n, m = g.n, int(g.sources.size)
+    if not listed:
+        return max(1, min(wave, -(-n // BLOCK)))
+    units = 0
+    for lanes, lower in zip(CLASS_LANES, (None,) + CLASS_BOUNDS):
+        count = n if lower is None else min(n, m // (lower + 1))
+        units += count if lanes == BLOCK else -(-count * lanes // BLOCK)
+    return max(1, min(wave, units))
 
 
 class PushRanks:
@@ -273,9 +326,9 @@ class Variant:
     graphs: bool
 
 
-def _classes(lanes, bounds, prc):
+def _classes(lanes, bounds, prc, fuse=True):
     return lambda kernels, cupy, g, mode, options: ClassRanks(
-        kernels, cupy, g, mode, options, lanes, bounds(options) if callable(bounds) else bounds, prc)
+        kernels, cupy, g, mode, options, lanes, bounds(options) if callable(bounds) else bounds, prc, fuse)
 
 
 # One entry per name in dynpr.gpu.VARIANTS except "partitioned" (seed 003's
@@ -283,6 +336,7 @@ def _classes(lanes, bounds, prc):
 GATED_VARIANTS = {
     "classes": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True), False, True),
     "classes_sync": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True), False, False),
+    "classes_unfused": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True, fuse=False), False, False),
     "partitioned_prc": Variant(_classes((1, BLOCK), lambda o: (o.degree_switch,), True), False, False),
     "pull_thread": Variant(_classes((1,), (), False), True, False),
     "pull_warp": Variant(_classes((32,), (), False), True, False),
@@ -426,9 +480,9 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
     counts each iteration and sets ``done`` at the first change <= tau (or at
     the cap), and every later kernel returns at once, so the host may launch
     iterations ahead and read the state only now and then. With
-    ``variant.graphs`` the iterations are captured into CUDA graphs (a few at a
-    time, captured after the partition is known and before marking starts;
-    capture and instantiation are host work outside the timed phases, like
+    ``variant.graphs`` (fused variants only: their launches need no class
+    sizes from the host) the iterations are captured into CUDA graphs before
+    the timed phases (capture and instantiation are host work, like
     compilation) and replayed with one host read per replay; otherwise one
     host read per iteration, as in the baseline.
 
@@ -458,7 +512,7 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
         else:
             dn = cupy.zeros(n, dtype=cupy.uint8)
     delta = cupy.zeros(1, dtype=cupy.float64)
-    state = cupy.zeros(3, dtype=cupy.int32)  # iterations done, converged flag, block ticket
+    state = cupy.zeros(4, dtype=cupy.int32)  # iterations done, converged flag, block ticket, work counter
     done = state[1:2]
     if affected_mode:
         del_src, del_dst = cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst)
@@ -488,21 +542,21 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
     cupy.cuda.Device().synchronize()
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
-        events = [cupy.cuda.Event() for _ in range(5)]
-        events[0].record()
-        ranks_step.prepare()
-        if expansion:
-            expansion.prepare()
-        events[1].record()
         graphs = []
         if variant.graphs:
-            events[1].synchronize()
+            # Every launch's size is known on the host, so the graphs are captured
+            # before anything runs (host work outside the timed phases).
             for count in GRAPH_ITERATIONS:  # even counts: a replay ends on buffer 0 again
                 stream.begin_capture()
                 for j in range(count):
                     iteration(j)
                 graphs.append(stream.end_capture())
-        events[2].record()
+        events = [cupy.cuda.Event() for _ in range(4)]
+        events[0].record()
+        ranks_step.prepare()
+        if expansion:
+            expansion.prepare()
+        events[1].record()
         if approach == "dt":
             loader.dt_reachable_kernel()((_dt_grid(cupy, n),), (BLOCK,), (
                 g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, np.int32(nd), ins_src, np.int32(ni),
@@ -514,7 +568,7 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
             kernels["mark_initial"](_grid(nd + ni), (BLOCK,),
                                     (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
             expansion.expand(dn, dv, ever, done)
-        events[3].record()
+        events[2].record()
         if prc:
             kernels["contributions"](_grid(n), (BLOCK,), (ranks[0], g.inv_degree, np.int32(n), contrib[0]))
         launched = 0
@@ -526,14 +580,14 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
             launched += 1
             if int(state[1]):  # the read synchronizes the stream
                 break
-        events[4].record()
-        events[4].synchronize()
+        events[3].record()
+        events[3].synchronize()
 
     iterations = int(state[0])
     phases = {
         "partition_ms": cupy.cuda.get_elapsed_time(events[0], events[1]),
-        "mark_ms": cupy.cuda.get_elapsed_time(events[2], events[3]),
-        "compute_ms": cupy.cuda.get_elapsed_time(events[3], events[4]),
+        "mark_ms": cupy.cuda.get_elapsed_time(events[1], events[2]),
+        "compute_ms": cupy.cuda.get_elapsed_time(events[2], events[3]),
     }
     if approach == "dt":
         affected = int(cupy.count_nonzero(dv))
@@ -611,7 +665,8 @@ def _warm_up() -> None:
             # degree_switch 1 sends the hub (vertex 0) to the block kernels.
             options = PageRankOptions(partition=partition, degree_switch=1, max_iterations=3, variant=variant)
             for approach in APPROACHES:
-                if variant in ("partitioned", "classes", "classes_sync", "partitioned_prc") or approach == "static":
+                if variant in ("partitioned", "classes", "classes_sync", "classes_unfused", "partitioned_prc") \
+                        or approach == "static":
                     _dispatch(approach, g, g_old, batch, start, options)
 
 
