@@ -1,9 +1,15 @@
 # Shared helpers: catalog lookups, input functions, wildcard constraints.
 # Sections are owned by the rule files that use them; keep each one small.
 
+import glob
+import importlib.util
+import os
 import re
 
-from dynpr.catalog import load_catalog
+from snakemake.exceptions import WorkflowError
+
+from dynpr.backend import gpu_available
+from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.jobs import fraction_label
 
 CATALOG = load_catalog("datasets/catalog.yaml")
@@ -15,10 +21,6 @@ wildcard_constraints:
 
 
 # --- datasets (datasets.smk) ---
-
-from snakemake.exceptions import WorkflowError
-
-from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset
 
 # upstream files that are downloaded (embedded and generated datasets never are)
 RAW_FILES = sorted({ds.file_name for ds in CATALOG.values() if ds.url and ds.embedded is None})
@@ -55,16 +57,11 @@ def prepare_mem_mb(wildcards):
 
 
 def batch_targets(dataset):
-    """Batch files of one dataset: temporal slices for temporal graphs, random batches otherwise."""
-    if CATALOG[dataset].kind == "temporal":
-        return [f"results/batches/{dataset}/temporal_base.npz"] + [
-            f"results/batches/{dataset}/temporal_{fraction_label(f)}.npz"
-            for f in config["temporal"]["batch_fractions"]
-        ]
-    return [
-        f"results/batches/{dataset}/random_{fraction_label(f)}.npz"
-        for f in config["random"]["batch_fractions"]
-    ]
+    """Batch files of one dataset: temporal slices (and base) for temporal graphs, random batches otherwise."""
+    kind = run_experiment_kind(dataset)
+    base = [f"results/batches/{dataset}/temporal_base.npz"] if kind == "temporal" else []
+    return base + [f"results/batches/{dataset}/{kind}_{fraction_label(f)}.npz"
+                   for f in config[kind]["batch_fractions"]]
 
 
 def all_batch_targets():
@@ -73,12 +70,6 @@ def all_batch_targets():
 
 
 # --- experiments and figures (experiments.smk, figures.smk) ---
-
-import glob
-import importlib.util
-import os
-
-from dynpr.backend import gpu_available
 
 # The runs need a GPU slot only when the configured backend resolves to the GPU.
 RUN_GPUS = 1 if config["backend"] == "gpu" or (config["backend"] == "auto" and gpu_available()) else 0
@@ -130,15 +121,12 @@ def run_fractions(wildcards):
 
 
 def run_inputs(wildcards):
-    """Prepared graph, batch files (one per fraction) and, for temporal graphs, the base graph."""
+    """Prepared graph, batch files (one per fraction, in config order) and, for temporal graphs, the base graph."""
     d = wildcards.dataset
-    kind = run_experiment_kind(d)
-    inputs = {
-        "graph": f"results/graphs/{d}.npz",
-        "batches": [f"results/batches/{d}/{kind}_{fraction_label(f)}.npz" for f in run_fractions(wildcards)],
-    }
-    if kind == "temporal":
-        inputs["base"] = f"results/batches/{d}/temporal_base.npz"
+    files = batch_targets(d)
+    inputs = {"graph": f"results/graphs/{d}.npz", "batches": [f for f in files if not f.endswith("_base.npz")]}
+    if run_experiment_kind(d) == "temporal":
+        inputs["base"] = files[0]
     return inputs
 
 
