@@ -22,12 +22,13 @@ from dynpr.bench import _write, load_graph
 from dynpr.gpu import pagerank as engine
 from dynpr.pagerank.options import PageRankOptions
 
-CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 4096), (32, 256, 4096), (64, 64, 1024), (64, 512, 8192))
+CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 1024), (16, 128, 4096), (32, 256, 4096), (64, 512, 8192),
+              (128, 1024, 16384))
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphs", nargs="+", default=["sx-mathoverflow", "web-NotreDame", "rmat22-gpu"])
+    parser.add_argument("--graphs", nargs="+", default=["sx-mathoverflow", "web-NotreDame", "rmat20-gpu", "rmat22-gpu"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("results/bench/class_bounds.csv"))
     args = parser.parse_args(argv)

@@ -303,6 +303,39 @@ struct RankArgs {
   double c0, alpha, tau_f, tau_p;
 };
 
+// Sum of vertex v's in-neighbour contributions over this lane's share of its
+// in-edges [begin, end) (lanes stride by G). PRC gathers C[u]; otherwise
+// R[u] * inv_degree[u]. With PRC the warp and block classes read `sources`
+// as int4 (16 bytes per lane, four independent gathers in flight per load),
+// after up to 3 leading edges that bring the index to a multiple of 4 and
+// before up to 3 trailing ones; measured on the H100 (web-NotreDame Static
+// 1.30 -> 1.15 ms). Only the order of the additions changes (~1e-17 in L1).
+template <int G, bool PRC>
+__device__ __forceinline__ double gather(long long begin, long long end, int lane, const RankArgs& a) {
+  double c = 0.0;
+  if constexpr (PRC && G >= 32) {
+    const long long head = min(end, (begin + 3) & ~3LL), body = head + ((end - head) & ~3LL);
+    if (begin + lane < head) c += a.C[a.sources[begin + lane]];
+#pragma unroll 2
+    for (long long e = head + 4 * lane; e < body; e += 4 * G) {
+      const int4 s = *reinterpret_cast<const int4*>(a.sources + e);  // e % 4 == 0: 16-byte aligned
+      c += a.C[s.x];
+      c += a.C[s.y];
+      c += a.C[s.z];
+      c += a.C[s.w];
+    }
+    if (body + lane < end) c += a.C[a.sources[body + lane]];
+    return c;
+  }
+  // Unrolled so that several independent gathers are in flight per thread.
+#pragma unroll 4
+  for (long long e = begin + lane; e < end; e += G) {
+    const int u = a.sources[e];
+    c += PRC ? a.C[u] : a.R[u] * a.inv_degree[u];
+  }
+  return c;
+}
+
 // One vertex v with G lanes (G = 1: thread, 8: sub-warp, 32: warp, kBlock:
 // block); `active` must be uniform over the G lanes, and every lane of the
 // warp (of the block for G = kBlock) must call, active or not.
@@ -343,14 +376,7 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
     }
   }
   double c = 0.0;
-  if (active) {
-    // Unrolled so that several independent gathers are in flight per thread.
-#pragma unroll 4
-    for (long long e = begin + lane; e < end; e += G) {
-      const int u = a.sources[e];
-      c += PRC ? a.C[u] : a.R[u] * a.inv_degree[u];
-    }
-  }
+  if (active) c = gather<G, PRC>(begin, end, lane, a);
   // The reductions below order every lane's reads of dv/dx_in before lane 0
   // writes them.
   double change = 0.0;

@@ -341,3 +341,30 @@ def test_class_plan_is_computed_on_the_device(name):
     for k in range(4):
         members = np.sort(ids[k, :counts[k]])
         np.testing.assert_array_equal(members, np.flatnonzero(np.digitize(degree, [9, 65, 1025]) == k))
+
+
+def test_class_bounds_widen_past_half_the_l2():
+    l2 = 50 << 20
+    assert gpu_pagerank.class_bounds(l2 // 16, l2) == gpu_pagerank.CLASS_BOUNDS  # 8n = L2 / 2
+    assert gpu_pagerank.class_bounds(l2 // 16 + 1, l2) == gpu_pagerank.WIDE_CLASS_BOUNDS
+    assert gpu_pagerank.class_bounds(1 << 22, l2) == gpu_pagerank.WIDE_CLASS_BOUNDS  # R-MAT scale 22
+
+
+@pytest.mark.parametrize("approach", ("static", "dfp"))
+@pytest.mark.parametrize("name", ("web-NotreDame", "rmat14"))
+def test_wide_class_bounds_match_cpu(monkeypatch, name, approach):
+    # Small graphs keep the default bounds, so force the wide ones (large graphs' path): same
+    # iterations and ranks as the CPU twin, and level none (classes chosen inside the launch)
+    # gives the listed level's ranks bit for bit.
+    monkeypatch.setattr(gpu_pagerank, "class_bounds", lambda n, l2: gpu_pagerank.WIDE_CLASS_BOUNDS)
+    old, new, batch, previous, ref = scenario(name)
+    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    listed = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    chunks = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
+    if approach == "static":
+        assert listed.iterations == cpu.iterations
+        assert l1_error(listed.ranks, cpu.ranks) <= 1e-12
+    else:
+        assert l1_error(listed.ranks, ref) <= 2 * l1_error(cpu.ranks, ref) + 1e-13
+        assert abs(listed.iterations - cpu.iterations) <= 1
+    np.testing.assert_array_equal(chunks.ranks, listed.ranks)

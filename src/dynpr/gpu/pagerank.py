@@ -22,7 +22,8 @@ in-degree, host reads the change every iteration; :func:`_run`). The default,
 ``classes``, keeps the semantics and iteration counts and changes the
 execution (:func:`_run_gated`): precomputed contributions R[u]/d[u] (one
 double gathered per edge), four in-degree classes (thread <= 8 < 8 lanes <= 64
-< warp <= 1024 < block, heaviest first) in a single launch whose last block
+< warp <= 1024 < block, heaviest first; wider bounds, 32/256/4096, for graphs
+whose 8n bytes of contributions exceed half the L2: :func:`class_bounds`) in a single launch whose last block
 also ends the iteration on the device (count, L-infinity test, ``done``
 flag), and iterations replayed from CUDA graphs (16 per replay) with
 one host read per replay; kernels launched past convergence return at once,
@@ -215,7 +216,7 @@ class ClassRanks:
             self.plan = cupy.zeros(10, dtype=cupy.int32)
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
         if self.fuses_finish:
-            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed)
+            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds)
 
     def prepare(self) -> None:
         """Classify by in-degree (timed as ``partition_ms``); only the unfused
@@ -260,7 +261,7 @@ class ClassRanks:
                 c0, alpha, tau_f, tau_p, delta, done))
 
 
-def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool) -> int:
+def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds) -> int:
     """Blocks of a fused class launch: about one resident wave (multiprocessors x
     blocks of 256 threads that fit one by registers), or fewer when the work
     has fewer units. The units are counted without a host read: one per 256
@@ -277,7 +278,7 @@ def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool) -> int:
     if not listed:
         return max(1, min(wave, -(-n // BLOCK)))
     units = 0
-    for lanes, lower in zip(CLASS_LANES, (None,) + CLASS_BOUNDS):
+    for lanes, lower in zip(CLASS_LANES, (None,) + tuple(bounds)):
         count = n if lower is None else min(n, m // (lower + 1))
         units += count if lanes == BLOCK else -(-count * lanes // BLOCK)
     return max(1, min(wave, units))
@@ -307,8 +308,24 @@ class PushRanks:
 
 
 # Degree classes of the default: a thread up to 8 in-edges, 8 lanes up to 64,
-# a warp up to 1024, a block above.
-CLASS_LANES, CLASS_BOUNDS = (1, 8, 32, BLOCK), (8, 64, 1024)
+# a warp up to 1024, a block above. Graphs whose contributions (8n bytes) exceed
+# half the L2 (the part local to a multiprocessor's L2 partition on the H100) take
+# wider classes, WIDE_CLASS_BOUNDS: measured on the H100 side by side with the
+# default bounds (benchmarks/bench_class_bounds.py), R-MAT scale 22 ran Static
+# in 46.8 instead of 50.4 ms; the small graphs were not swept and keep the default.
+CLASS_LANES, CLASS_BOUNDS, WIDE_CLASS_BOUNDS = (1, 8, 32, BLOCK), (8, 64, 1024), (32, 256, 4096)
+
+
+def class_bounds(n: int, l2_bytes: int) -> tuple[int, int, int]:
+    """In-degree bounds of the default's classes for a graph of n vertices on a
+    device with ``l2_bytes`` of L2: :data:`WIDE_CLASS_BOUNDS` when the gathered
+    contributions (8n bytes) exceed half the L2, else :data:`CLASS_BOUNDS`."""
+    return WIDE_CLASS_BOUNDS if 8 * n > l2_bytes // 2 else CLASS_BOUNDS
+
+
+def _default_bounds(options: PageRankOptions, g: DeviceGraph) -> tuple[int, int, int]:
+    cupy = loader.require_cupy()
+    return class_bounds(g.n, cupy.cuda.Device().attributes["L2CacheSize"])
 # Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
 # about 14 iterations on sx-mathoverflow) needs one host read; each iteration
 # launched past convergence costs a launch whose blocks return at once (~2 us
@@ -327,17 +344,18 @@ class Variant:
 
 
 def _classes(lanes, bounds, prc, fuse=True):
+    """A ClassRanks factory; ``bounds`` is a tuple or a function of (options, device graph)."""
     return lambda kernels, cupy, g, mode, options: ClassRanks(
-        kernels, cupy, g, mode, options, lanes, bounds(options) if callable(bounds) else bounds, prc, fuse)
+        kernels, cupy, g, mode, options, lanes, bounds(options, g) if callable(bounds) else bounds, prc, fuse)
 
 
 # One entry per name in dynpr.gpu.VARIANTS except "partitioned" (seed 003's
 # baseline, PartitionedRanks, driven by _run) and "cusparse" (_run_cusparse).
 GATED_VARIANTS = {
-    "classes": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True), False, True),
-    "classes_sync": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True), False, False),
-    "classes_unfused": Variant(_classes(CLASS_LANES, CLASS_BOUNDS, True, fuse=False), False, False),
-    "partitioned_prc": Variant(_classes((1, BLOCK), lambda o: (o.degree_switch,), True), False, False),
+    "classes": Variant(_classes(CLASS_LANES, _default_bounds, True), False, True),
+    "classes_sync": Variant(_classes(CLASS_LANES, _default_bounds, True), False, False),
+    "classes_unfused": Variant(_classes(CLASS_LANES, _default_bounds, True, fuse=False), False, False),
+    "partitioned_prc": Variant(_classes((1, BLOCK), lambda o, g: (o.degree_switch,), True), False, False),
     "pull_thread": Variant(_classes((1,), (), False), True, False),
     "pull_warp": Variant(_classes((32,), (), False), True, False),
     "pull_block": Variant(_classes((BLOCK,), (), False), True, False),
