@@ -38,7 +38,7 @@ CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E
 DPI = 200
 RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
       "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3}
-NO_BENCH = "no benchmark rows yet — run `snakemake bench`"
+NO_BENCH = "no benchmark rows yet — run `snakemake bench`, then `snakemake figures`"
 
 
 def save_figure(fig: plt.Figure, png: str | Path, pdf: str | Path) -> None:
