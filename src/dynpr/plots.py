@@ -349,7 +349,7 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
         ax.set_yscale("log")
         ax.set_ylabel("runtime (ms)")
         ax.set_title("Static PageRank runtime per graph")
-        ax.legend()
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
         fig.tight_layout()
     return fig
 
