@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 from dynpr import APPROACHES  # noqa: E402
 from dynpr.batches import Batch, apply_batch, random_batch  # noqa: E402
 from dynpr.graph import Graph  # noqa: E402
+from dynpr.gpu import device as gpu_device  # noqa: E402
 from dynpr.gpu import loader  # noqa: E402
 from dynpr.gpu import pagerank as gpu_pagerank  # noqa: E402
 from dynpr.kahn import kahn  # noqa: E402
@@ -296,7 +297,7 @@ def test_too_big_graph_fails_before_upload(monkeypatch):
         patch.setattr(cupy, "get_default_memory_pool", lambda: type("Pool", (), {"free_bytes": lambda self: 0})())
         with pytest.raises(MemoryError, match=r"^graph needs 0\.\d\d GiB on the GPU, device has 0\.00 GiB free"):
             gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
-        assert graph not in gpu_pagerank._UPLOADED
+        assert graph not in gpu_device._UPLOADED
     first = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
     with monkeypatch.context() as patch:  # uploaded now: no check, the run goes ahead
         patch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))

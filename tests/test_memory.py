@@ -37,7 +37,7 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
 
 
 def baseline_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
-    """The same for the baseline variant ``partitioned`` (``dynpr.gpu.pagerank._run``)."""
+    """The same for the baseline variant ``partitioned`` (``dynpr.gpu.baseline.run_partitioned``)."""
     n = graph.num_vertices
     degree = np.diff(graph.offsets)
     uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree, degree]

@@ -20,27 +20,22 @@ import functools
 import numpy as np
 
 from dynpr.gpu import loader
-
-BLOCK = 256
-
-
-def _grid(count: int) -> tuple[int]:
-    # kahn_remove takes a warp per frontier vertex: callers pass 32 * count threads.
-    return (max(1, -(-count // BLOCK)),)
+from dynpr.gpu.device import BLOCK, grid_for
 
 
 def _levels(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
     """Run every level; returns (processed, levels)."""
-    kernels["kahn_in_degree"](_grid(n), (BLOCK,), (in_offsets, np.int32(n), indeg, flag))
+    kernels["kahn_in_degree"](grid_for(n), (BLOCK,), (in_offsets, np.int32(n), indeg, flag))
     cupy.cumsum(flag, out=scan)
-    kernels["kahn_compact"](_grid(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
+    kernels["kahn_compact"](grid_for(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
     count = int(scan[-1])
     processed = levels = 0
     while count:
         processed += count
         levels += 1
-        kernels["kahn_remove"](_grid(32 * count), (BLOCK,), (frontier, np.int32(count), offsets, targets, indeg,
-                                                        nxt, counts[levels:levels + 1]))
+        # kahn_remove takes a warp per frontier vertex.
+        kernels["kahn_remove"](grid_for(32 * count), (BLOCK,), (frontier, np.int32(count), offsets, targets,
+                                                               indeg, nxt, counts[levels:levels + 1]))
         count = int(counts[levels])
         frontier, nxt = nxt, frontier
     return processed, levels
@@ -57,9 +52,9 @@ def _persistent(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, sca
     """All levels in one cooperative launch; returns (per-level frontier sizes,
     levels) as device arrays, read back by the caller after timing (the sizes
     beyond the last level stay zero, so their sum is the processed count)."""
-    kernels["kahn_in_degree"](_grid(n), (BLOCK,), (in_offsets, np.int32(n), indeg, flag))
+    kernels["kahn_in_degree"](grid_for(n), (BLOCK,), (in_offsets, np.int32(n), indeg, flag))
     cupy.cumsum(flag, out=scan)
-    kernels["kahn_compact"](_grid(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
+    kernels["kahn_compact"](grid_for(n), (BLOCK,), (np.int32(n), flag, scan, frontier))
     counts[:1] = scan[-1:]  # the first frontier's size, device to device
     levels_out = flag[:1]  # flag is free again once the frontier is compacted
     loader.kahn_persistent_kernel()((_persistent_grid(cupy),), (BLOCK,),

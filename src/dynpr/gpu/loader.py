@@ -105,6 +105,12 @@ def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], p
     return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
 
 
+def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool]) -> str:
+    """Template name of the default's fused launch: ``rank_classes`` over class
+    lists, ``rank_chunks`` without them."""
+    return f"{'rank_classes' if listed else 'rank_chunks'}<{_bools(*mode)}>"
+
+
 # Template instantiations go through NVRTC name expressions; extern "C"
 # kernels are found by their plain names. The PRC group kernels serve every
 # approach (the default variant); the plain-gather ones (seed 000/001's
@@ -114,7 +120,7 @@ PAGERANK_TEMPLATES = tuple(
     + [expand_kernel_name(k, listed) for k in ("thread", "block") for listed in (False, True)]
     + [group_kernel_name(g, listed, mode, True) for g in GROUP_SIZES for listed in (False, True) for mode in RANK_MODES]
     + [group_kernel_name(g, False, RANK_MODES[0], False) for g in GROUP_SIZES]
-    + [f"{fused}<{_bools(*mode)}>" for fused in ("rank_classes", "rank_chunks") for mode in RANK_MODES]
+    + [fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES]
 )
 PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "mark_frontier", "bfs_seed", "bfs_step",
                   "degree_classes", "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish")

@@ -1,9 +1,9 @@
 """Will a graph fit on the GPU? A stated byte model, checked before allocating.
 
-The model follows the arrays :mod:`dynpr.gpu.pagerank` and :mod:`dynpr.gpu.kahn`
-keep on the device during one run (n = vertices, m = edges including the
-self-loop on every vertex, b = deletions + insertions of the batch). Update it
-with them.
+The model follows the arrays :mod:`dynpr.gpu.pagerank`,
+:mod:`dynpr.gpu.baseline` and :mod:`dynpr.gpu.kahn` keep on the device during
+one run (n = vertices, m = edges including the self-loop on every vertex,
+b = deletions + insertions of the batch). Update it with them.
 
 PageRank with the default variant (``classes``) and the other kernel
 designs of :func:`dynpr.gpu.pagerank._run_gated`:

@@ -1,183 +1,72 @@
-"""GPU engine for Static, ND, DT, DF and DF-P PageRank (seed 003, Alg. 1-5).
+"""GPU PageRank: the default engine (variant ``classes``), the variant dispatch and :func:`update`.
 
-Host code drives the kernels of ``kernels/pagerank.cu`` through CuPy. The
-semantics are those of the CPU twin (``dynpr.pagerank.cpu``): synchronous
-pull iterations over R and Rnew, L-infinity convergence, DF/DF-P marking and
-expansion over the new graph, DT's affected set by BFS in the old and the new
-graph.
+Same semantics as the CPU twin ``dynpr.pagerank.cpu`` (seed 003, Alg. 1-5).
+The graph on the device lives in :mod:`dynpr.gpu.device`, the designs the
+default is measured against (seed 003's baseline, seed 000/001, cuSPARSE) in
+:mod:`dynpr.gpu.baseline`, the kernels in ``kernels/pagerank.cu``.
 
-Timing uses CUDA events on the current stream: ``partition_ms`` (degree
-partitions), ``mark_ms`` (initial marking and expansion, or DT's BFS) and
-``compute_ms`` (iterations, convergence detection and per-iteration
-expansion). Uploads, allocations and compilation happen before the first
-event, and the first call in a process runs a small warm-up so that every
-kernel (ours and CuPy's) is compiled and loaded before anything is timed.
-Convergence: the rank kernels fold each block's largest change into one
-double per iteration with an integer ``atomicMax`` on its bit pattern (exact
-for non-negative doubles, see ``kernels/common.cuh``).
+Timing: CUDA events give ``partition_ms`` (degree classes), ``mark_ms``
+(initial marking and first expansion, or DT's BFS) and ``compute_ms``
+(iterations with convergence detection and expansion). Uploads, allocations,
+compilation (a warm-up on the first call) and CUDA-graph capture come first,
+untimed.
 
-Variants (``PageRankOptions.variant``, names in ``dynpr.gpu.VARIANTS``):
-``partitioned`` is seed 003's design as issue 5 built it (thread/block by
-in-degree, host reads the change every iteration; :func:`_run`). The default,
-``classes``, keeps the semantics and iteration counts and changes the
-execution (:func:`_run_gated`): precomputed contributions R[u]/d[u] (one
-double gathered per edge), four in-degree classes (thread <= 8 < 8 lanes <= 64
-< warp <= 1024 < block, heaviest first; wider bounds, 32/256/4096, for graphs
-whose 8n bytes of contributions exceed half the L2: :func:`class_bounds`) in a single launch whose last block
-also ends the iteration on the device (count, L-infinity test, ``done``
-flag), and iterations replayed from CUDA graphs (16 per replay) with
-one host read per replay; kernels launched past convergence return at once,
-so the result is the iteration at which the change first fell to <= tau.
-The fused launch has a grid fixed on the host (about one resident wave) and
-takes its work units from a device counter, so nothing is read back to size
-it: the class lists' layout is computed on the device by the classifying
-launch, and a dynamic run that converges within 16 iterations costs one host
-read in all (the replay's ``done`` flag).
+The default gathers precomputed contributions R[u]/d[u] in four in-degree
+classes (thread <= 8 < 8 lanes <= 64 < warp <= 1024 < block;
+:func:`class_bounds` widens them on large graphs), all in one launch per
+iteration whose last block ends the iteration on the device: it counts it,
+tests the L-infinity change (folded per block with an integer ``atomicMax``
+on the double's bit pattern, exact for non-negative doubles) and sets
+``done``; launches past that return at once. Iterations are replayed from
+CUDA graphs, 16 per replay, with one host read per replay. DF/DF-P expand
+the affected set inside that launch; DT's BFS is one cooperative launch.
 
-Partition levels (seed 003 Fig. 1) of the default: ``in`` and ``in_out``
-list the in-degree classes in a partition phase (one ``degree_classes``
-launch; the out-degree partition of ``in_out`` has no use once the expansion
-is folded into the rank launch, so the two levels run the same kernels);
-``none`` is the paper's "don't partition": no partition phase and no lists,
-the same fused launch (``rank_chunks``) walks all vertices in chunks of 256
-and each block sorts its chunk by degree in shared memory before handing each
-vertex to as many lanes as its class gets, so every level computes each
-vertex with the same lanes and order and returns the same ranks bit for bit.
-The ablation thus compares listing classes beforehand against selecting by
-degree inside the launch, with everything else fused as in the default; the
-pre-fusion design (one launch per class plus separate finish, flag-clearing
-and expansion launches) stays measurable as ``classes_unfused``.
-DF and DF-P fold the expansion into that launch (a vertex whose change
-exceeds the frontier tolerance marks its out-neighbours for the next
-iteration with its own lanes; double-buffered marks, so no race with the
-reads), so a dynamic iteration is one kernel as well, and the initial
-marking with its first expansion is one launch; DT's BFS over the old and
-the new graph is one cooperative launch (``kernels/dt_bfs.cu``, warp per
-frontier vertex, grid-wide sync per level, no host read per level).
-Graph capture and instantiation happen before the partition phase, as host
-work outside the timed phases (like compilation).
-``classes_sync`` is the same without graphs; ``classes_unfused`` as said above;
-``partitioned_prc`` is the
-baseline's two classes with contributions; ``pull_thread``, ``pull_warp``,
-``pull_block``, ``push_atomic`` and ``cusparse`` (Static/ND only) are seed
-000/001's designs and the cuSPARSE power iteration (:func:`_run_cusparse`).
+Partition levels (seed 003 Fig. 1): ``in`` and ``in_out`` list the classes
+in one ``degree_classes`` launch (the same kernels at both: with the
+expansion fused, an out-degree partition has no use); ``none`` has no
+partition phase, and the launch (``rank_chunks``) sorts each chunk of 256
+vertices by degree in shared memory. Every vertex gets the same lanes and
+order at every level, so the ranks agree bit for bit.
 """
 
 from __future__ import annotations
 
 import functools
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from dynpr import APPROACHES
-from dynpr.gpu import loader
+from dynpr.backend import device_name
+from dynpr.batches import Batch
+from dynpr.gpu import VARIANTS, loader
+from dynpr.gpu.baseline import Expansion, PushRanks, run_cusparse, run_partitioned
+from dynpr.gpu.device import (BLOCK, MODES, DeviceGraph, check_fits, count_affected, grid_for, phase_times,
+                              to_device)
+from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
-BLOCK = 256  # must equal dynpr::kBlock in kernels/common.cuh
-# (AFFECTED, FRONTIER, PRUNE) template flags of the rank kernels per approach.
-MODES = {
-    "static": loader.RANK_MODES[0],
-    "nd": loader.RANK_MODES[0],
-    "dt": loader.RANK_MODES[1],
-    "df": loader.RANK_MODES[2],
-    "dfp": loader.RANK_MODES[3],
-}
+
+# Degree classes of the default: a thread up to 8 in-edges, 8 lanes up to 64,
+# a warp up to 1024, a block above. Graphs whose contributions (8n bytes) exceed
+# half the L2 take wider classes, WIDE_CLASS_BOUNDS: in one H100 run of
+# benchmarks/bench_class_bounds.py, Static on R-MAT scale 22 took 46.5 instead of
+# 49.8 ms (scale 20, below the threshold, 10.0 instead of 11.3 ms). The threshold
+# is a size selector, not a cache model: the small SNAP graphs were not swept and
+# keep the default.
+CLASS_LANES, CLASS_BOUNDS, WIDE_CLASS_BOUNDS = (1, 8, 32, BLOCK), (8, 64, 1024), (32, 256, 4096)
 
 
-def _grid(count: int) -> tuple[int]:
-    return (max(1, -(-count // BLOCK)),)
+def class_bounds(n: int, l2_bytes: int) -> tuple[int, int, int]:
+    """In-degree bounds of the default's classes for a graph of n vertices on a
+    device with ``l2_bytes`` of L2: :data:`WIDE_CLASS_BOUNDS` when the gathered
+    contributions (8n bytes) exceed half the L2, else :data:`CLASS_BOUNDS`."""
+    return WIDE_CLASS_BOUNDS if 8 * n > l2_bytes // 2 else CLASS_BOUNDS
 
 
-@dataclass(eq=False)
-class DeviceGraph:
-    """A :class:`dynpr.graph.Graph` on the device, plus ``1/out-degree`` (float64)."""
-
-    n: int
-    offsets: object
-    targets: object
-    in_offsets: object
-    sources: object
-    inv_degree: object
-
-
-_UPLOADED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def to_device(graph) -> DeviceGraph:
-    """Copy a graph to the device once; later calls with the same object reuse it."""
-    cached = _UPLOADED.get(graph)
-    if cached is None:
-        cupy = loader.require_cupy()
-        offsets = cupy.asarray(graph.offsets)
-        cached = DeviceGraph(
-            graph.num_vertices,
-            offsets,
-            cupy.asarray(graph.targets),
-            cupy.asarray(graph.in_offsets),
-            cupy.asarray(graph.sources),
-            1.0 / cupy.diff(offsets),
-        )
-        _UPLOADED[graph] = cached
-    return cached
-
-
-class Partition:
-    """Vertex ids split by degree, low degrees first (Alg. 4): ``ids[:num_low]``
-    take the thread-per-vertex kernel, ``ids[num_low:]`` the block-per-vertex one."""
-
-    def __init__(self, cupy, n: int):
-        self.flag = cupy.empty(n, dtype=cupy.int32)
-        self.scan = cupy.empty(n, dtype=cupy.int32)
-        self.ids = cupy.empty(n, dtype=cupy.int32)
-        self.num_low = 0
-
-    def compute(self, kernels, cupy, offsets, n: int, degree_switch: int) -> None:
-        """Flag, scan and scatter; reads the low count back to size later launches."""
-        args = (offsets, np.int32(n), np.int32(degree_switch))
-        kernels["degree_flag"](_grid(n), (BLOCK,), args + (self.flag,))
-        cupy.cumsum(self.flag, out=self.scan)
-        kernels["partition_scatter"](_grid(n), (BLOCK,), args + (self.scan, self.ids))
-        self.num_low = int(self.scan[-1])
-
-
-class PartitionedRanks:
-    """Seed 003's rank step: thread-per-vertex for in-degree <= switch,
-    block-per-vertex above, over a partition (``listed``) or selectively
-    inside one launch pair over all vertices (partition level ``none``)."""
-
-    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
-        self.kernels, self.cupy, self.g, self.mode = kernels, cupy, graph, mode
-        self.options = options
-        self.listed = options.partition in ("in", "in_out")
-        self.partition = Partition(cupy, graph.n) if self.listed else None
-        self.names = {kind: loader.rank_kernel_name(kind, self.listed, mode) for kind in ("thread", "block")}
-
-    def prepare(self) -> None:
-        """Partition by in-degree (timed as ``partition_ms``)."""
-        if self.listed:
-            g = self.g
-            self.partition.compute(self.kernels, self.cupy, g.in_offsets, g.n, self.options.degree_switch)
-
-    def step(self, R, Rnew, dv, dn, delta_slot) -> None:
-        """One synchronous iteration R -> Rnew; the L-infinity change goes to ``delta_slot``."""
-        g, o = self.g, self.options
-        tail = (g.in_offsets, g.sources, g.inv_degree, R, Rnew, dv, dn, np.int32(o.degree_switch),
-                np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha),
-                np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance), delta_slot)
-        if self.listed:
-            low, ids = self.partition.num_low, self.partition.ids
-            high = g.n - low
-            if low:
-                self.kernels[self.names["thread"]](_grid(low), (BLOCK,), (ids, np.int32(low)) + tail)
-            if high:
-                self.kernels[self.names["block"]]((high,), (BLOCK,), (ids[low:], np.int32(high)) + tail)
-        else:
-            # Unlisted kernels ignore the id array; any int32 array fills the slot.
-            n = np.int32(g.n)
-            self.kernels[self.names["thread"]](_grid(g.n), (BLOCK,), (g.sources, n) + tail)
-            self.kernels[self.names["block"]]((g.n,), (BLOCK,), (g.sources, n) + tail)
+def _default_bounds(options: PageRankOptions, g: DeviceGraph) -> tuple[int, int, int]:
+    cupy = loader.require_cupy()
+    return class_bounds(g.n, cupy.cuda.Device().attributes["L2CacheSize"])
 
 
 class ClassRanks:
@@ -204,8 +93,7 @@ class ClassRanks:
         self.listed = options.partition in ("in", "in_out") and len(self.lanes) > 1
         self.names = [loader.group_kernel_name(k, self.listed, mode, prc) for k in self.lanes]
         self.fuses_finish = fuse and prc and self.lanes == CLASS_LANES
-        flags = ','.join('true' if f else 'false' for f in mode)
-        self.fused_name = f"rank_classes<{flags}>" if self.listed else f"rank_chunks<{flags}>"
+        self.fused_name = loader.fused_kernel_name(self.listed, mode)
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
@@ -223,7 +111,7 @@ class ClassRanks:
         launches read the class sizes back."""
         if self.listed:
             g = self.g
-            self.kernels["degree_classes"](_grid(g.n), (BLOCK,), (g.in_offsets, np.int32(g.n), self.bounds_dev,
+            self.kernels["degree_classes"](grid_for(g.n), (BLOCK,), (g.in_offsets, np.int32(g.n), self.bounds_dev,
                                                                  np.int32(len(self.lanes)), self.plan, self.ids))
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[:len(self.lanes)].get()]
@@ -254,7 +142,7 @@ class ClassRanks:
             if not count:
                 continue
             ids = self.ids[k] if self.listed else g.sources  # unlisted kernels ignore the id array
-            grid = (count,) if lanes == BLOCK else _grid(count * lanes)
+            grid = (count,) if lanes == BLOCK else grid_for(count * lanes)
             lo, hi = self.ranges[k]
             self.kernels[self.names[k]](grid, (BLOCK,), (
                 ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
@@ -284,49 +172,6 @@ def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds) -> int:
     return max(1, min(wave, units))
 
 
-class PushRanks:
-    """Seed 000's naive push: every vertex adds R[u]/d[u] to its out-neighbours
-    with atomicAdd, then a map finishes the ranks (Static and ND only)."""
-
-    prc = False
-    fuses_finish = False
-
-    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
-        self.kernels, self.g, self.options = kernels, graph, options
-        self.acc = cupy.zeros(graph.n, dtype=cupy.float64)
-
-    def prepare(self) -> None:
-        """Nothing to partition."""
-
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
-        g, o = self.g, self.options
-        n = np.int32(g.n)
-        done = state[1:2]
-        self.kernels["push_scatter"](_grid(g.n), (BLOCK,), (n, g.offsets, g.targets, R, g.inv_degree, self.acc, done))
-        self.kernels["push_finish"](_grid(g.n), (BLOCK,), (n, R, Rnew, self.acc, np.float64((1.0 - o.alpha) / g.n),
-                                                          np.float64(o.alpha), delta, done))
-
-
-# Degree classes of the default: a thread up to 8 in-edges, 8 lanes up to 64,
-# a warp up to 1024, a block above. Graphs whose contributions (8n bytes) exceed
-# half the L2 take wider classes, WIDE_CLASS_BOUNDS: in one H100 run of
-# benchmarks/bench_class_bounds.py, Static on R-MAT scale 22 took 46.5 instead of
-# 49.8 ms (scale 20, below the threshold, 10.0 instead of 11.3 ms). The threshold
-# is a size selector, not a cache model: the small SNAP graphs were not swept and
-# keep the default.
-CLASS_LANES, CLASS_BOUNDS, WIDE_CLASS_BOUNDS = (1, 8, 32, BLOCK), (8, 64, 1024), (32, 256, 4096)
-
-
-def class_bounds(n: int, l2_bytes: int) -> tuple[int, int, int]:
-    """In-degree bounds of the default's classes for a graph of n vertices on a
-    device with ``l2_bytes`` of L2: :data:`WIDE_CLASS_BOUNDS` when the gathered
-    contributions (8n bytes) exceed half the L2, else :data:`CLASS_BOUNDS`."""
-    return WIDE_CLASS_BOUNDS if 8 * n > l2_bytes // 2 else CLASS_BOUNDS
-
-
-def _default_bounds(options: PageRankOptions, g: DeviceGraph) -> tuple[int, int, int]:
-    cupy = loader.require_cupy()
-    return class_bounds(g.n, cupy.cuda.Device().attributes["L2CacheSize"])
 # Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
 # about 14 iterations on sx-mathoverflow) needs one host read; each iteration
 # launched past convergence costs a launch whose blocks return at once (~2 us
@@ -351,7 +196,7 @@ def _classes(lanes, bounds, prc, fuse=True):
 
 
 # One entry per name in dynpr.gpu.VARIANTS except "partitioned" (seed 003's
-# baseline, PartitionedRanks, driven by _run) and "cusparse" (_run_cusparse).
+# baseline, driven by baseline.run_partitioned) and "cusparse" (baseline.run_cusparse).
 GATED_VARIANTS = {
     "classes": Variant(_classes(CLASS_LANES, _default_bounds, True), False, True),
     "classes_sync": Variant(_classes(CLASS_LANES, _default_bounds, True), False, False),
@@ -365,131 +210,12 @@ GATED_VARIANTS = {
 DEFAULT_VARIANT = "classes"
 
 
-class Expansion:
-    """dv |= out-neighbours of every vertex with dn (Alg. 5, expandAffected),
-    by out-degree partition (level ``in_out``) or selectively (``none``, ``in``)."""
-
-    def __init__(self, kernels, cupy, graph: DeviceGraph, options: PageRankOptions):
-        self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
-        self.listed = options.partition == "in_out"
-        self.partition = Partition(cupy, graph.n) if self.listed else None
-
-    def prepare(self) -> None:
-        """Partition by out-degree (timed as ``partition_ms``)."""
-        if self.listed:
-            g = self.g
-            self.partition.compute(self.kernels, self.cupy, g.offsets, g.n, self.options.degree_switch)
-
-    def expand(self, dn, dv, ever, done) -> None:
-        """Launch the expansion; it does nothing once ``done[0]`` is set."""
-        g = self.g
-        tail = (g.offsets, g.targets, np.int32(self.options.degree_switch), dn, dv, ever, done)
-        thread = loader.expand_kernel_name("thread", self.listed)
-        block = loader.expand_kernel_name("block", self.listed)
-        if self.listed:
-            low, ids = self.partition.num_low, self.partition.ids
-            high = g.n - low
-            if low:
-                self.kernels[thread](_grid(low), (BLOCK,), (ids, np.int32(low)) + tail)
-            if high:
-                self.kernels[block]((high,), (BLOCK,), (ids[low:], np.int32(high)) + tail)
-        else:
-            n = np.int32(g.n)
-            self.kernels[thread](_grid(g.n), (BLOCK,), (g.targets, n) + tail)
-            self.kernels[block]((g.n,), (BLOCK,), (g.targets, n) + tail)
-
-
-def _reachable(kernels, cupy, graph: DeviceGraph, del_src, ins_src, frontier, nxt, visited, found) -> None:
-    """Multi-source BFS from every batch source; ``visited`` ends as the reachable set."""
-    nd, ni = len(del_src), len(ins_src)
-    frontier.fill(0)
-    visited.fill(0)
-    kernels["bfs_seed"](_grid(nd + ni), (BLOCK,), (del_src, np.int32(nd), ins_src, np.int32(ni), frontier, visited))
-    while True:
-        nxt.fill(0)
-        found.fill(0)
-        kernels["bfs_step"](_grid(graph.n), (BLOCK,),
-                            (np.int32(graph.n), graph.offsets, graph.targets, frontier, nxt, visited, found))
-        if not int(found[0]):
-            return
-        frontier, nxt = nxt, frontier
-
-
-def _run(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks, options: PageRankOptions):
-    """Seed 003's baseline (variant ``partitioned``): allocate, then time
-    partition / marking / iterations with CUDA events, one host read of the
-    change per iteration."""
-    cupy = loader.require_cupy()
-    kernels = loader.pagerank_kernels()
-    n = g.n
-    affected_mode, frontier_mode, _ = MODES[approach]
-    ranks_step = PartitionedRanks(kernels, cupy, g, MODES[approach], options)
-    expansion = Expansion(kernels, cupy, g, options) if frontier_mode else None
-
-    R = cupy.asarray(start_ranks, dtype=cupy.float64)
-    Rnew = R.copy()
-    dv = cupy.zeros(n, dtype=cupy.uint8)
-    dn = cupy.zeros(n, dtype=cupy.uint8)
-    ever = cupy.zeros(n, dtype=cupy.uint8)
-    delta = cupy.zeros(options.max_iterations, dtype=cupy.float64)  # one slot per iteration: no reset needed
-    if affected_mode:
-        del_src, del_dst = cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst)
-        ins_src = cupy.asarray(batch.ins_src)
-    if approach == "dt":
-        bfs = [cupy.zeros(n, dtype=cupy.uint8) for _ in range(3)] + [cupy.zeros(1, dtype=cupy.int32)]
-    never_done = cupy.zeros(1, dtype=cupy.int32)  # the baseline checks convergence on the host
-    events = [cupy.cuda.Event() for _ in range(4)]
-
-    events[0].record()
-    ranks_step.prepare()
-    if expansion:
-        expansion.prepare()
-    events[1].record()
-    if approach == "dt":
-        for graph in (g_old, g):
-            _reachable(kernels, cupy, graph, del_src, ins_src, *bfs)
-            cupy.bitwise_or(dv, bfs[2], out=dv)
-    elif frontier_mode:
-        nd, ni = batch.deletions, batch.insertions
-        kernels["mark_initial"](_grid(nd + ni), (BLOCK,),
-                                (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
-        expansion.expand(dn, dv, ever, never_done)
-    events[2].record()
-    iterations = 0
-    while True:
-        if frontier_mode:
-            dn.fill(0)
-        ranks_step.step(R, Rnew, dv, dn, delta[iterations:iterations + 1])
-        change = float(delta[iterations])
-        iterations += 1
-        R, Rnew = Rnew, R
-        if change <= options.tolerance or iterations >= options.max_iterations:
-            break
-        if frontier_mode:
-            expansion.expand(dn, dv, ever, never_done)
-    events[3].record()
-    events[3].synchronize()
-
-    phases = {
-        "partition_ms": cupy.cuda.get_elapsed_time(events[0], events[1]),
-        "mark_ms": cupy.cuda.get_elapsed_time(events[1], events[2]),
-        "compute_ms": cupy.cuda.get_elapsed_time(events[2], events[3]),
-    }
-    if approach == "dt":
-        affected = int(cupy.count_nonzero(dv))
-    elif frontier_mode:
-        affected = int(cupy.count_nonzero(ever))
-    else:
-        affected = n
-    return cupy.asnumpy(R), iterations, phases, affected
-
-
 def _dt_grid(cupy, n: int) -> int:
     """Blocks of DT's cooperative BFS: two per multiprocessor (the kernel needs 40
     registers per thread, so two blocks of 256 threads always fit, and the
     cooperative launch fails rather than deadlock if they did not), fewer when
     a warp per vertex needs fewer (a grid-wide sync costs more with more blocks)."""
-    return min(2 * cupy.cuda.Device().attributes["MultiProcessorCount"], _grid(32 * n)[0])
+    return min(2 * cupy.cuda.Device().attributes["MultiProcessorCount"], grid_for(32 * n)[0])
 
 
 def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks, options: PageRankOptions,
@@ -549,7 +275,7 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
             ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, state, (dx[a], dx[b], ever))
             return
         if frontier_mode:
-            kernels["clear_flags"](_grid(n), (BLOCK,), (dn, np.int32(n), done))
+            kernels["clear_flags"](grid_for(n), (BLOCK,), (dn, np.int32(n), done))
         ranks_step.step(ranks[a], contrib[a], ranks[b], contrib[b], dv, dn, delta, state)
         kernels["finish_iteration"]((1,), (1,), (delta, state, np.float64(options.tolerance),
                                                  np.int32(options.max_iterations)))
@@ -581,15 +307,15 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
                 g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, np.int32(nd), ins_src, np.int32(ni),
                 np.int32(n), visited, queue, level_sizes, dv))
         elif frontier_mode and fused:
-            kernels["mark_frontier"](_grid(32 * (nd + ni)), (BLOCK,), (
+            kernels["mark_frontier"](grid_for(32 * (nd + ni)), (BLOCK,), (
                 del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), g.offsets, g.targets, dv))
         elif frontier_mode:
-            kernels["mark_initial"](_grid(nd + ni), (BLOCK,),
+            kernels["mark_initial"](grid_for(nd + ni), (BLOCK,),
                                     (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
             expansion.expand(dn, dv, ever, done)
         events[2].record()
         if prc:
-            kernels["contributions"](_grid(n), (BLOCK,), (ranks[0], g.inv_degree, np.int32(n), contrib[0]))
+            kernels["contributions"](grid_for(n), (BLOCK,), (ranks[0], g.inv_degree, np.int32(n), contrib[0]))
         launched = 0
         while True:
             if graphs:
@@ -603,62 +329,22 @@ def _run_gated(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start
         events[3].synchronize()
 
     iterations = int(state[0])
-    phases = {
-        "partition_ms": cupy.cuda.get_elapsed_time(events[0], events[1]),
-        "mark_ms": cupy.cuda.get_elapsed_time(events[1], events[2]),
-        "compute_ms": cupy.cuda.get_elapsed_time(events[2], events[3]),
-    }
-    if approach == "dt":
-        affected = int(cupy.count_nonzero(dv))
-    elif frontier_mode:
-        affected = int(cupy.count_nonzero(ever))
-    else:
-        affected = n
-    return cupy.asnumpy(ranks[iterations % 2]), iterations, phases, affected
-
-
-def _run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
-    """Power iteration as a CuPy user would write it: a cuSPARSE CSR matvec with
-    the pull matrix (weights 1/d[u]), an elementwise update and a max
-    reduction, the change read by the host every iteration. The matrix is
-    built before timing (like an upload)."""
-    cupy = loader.require_cupy()
-    import cupyx.scipy.sparse as cusparse
-
-    pull = cusparse.csr_matrix((g.inv_degree[g.sources], g.sources, g.in_offsets.astype(cupy.int32)),
-                               shape=(g.n, g.n))
-    R = cupy.asarray(start_ranks, dtype=cupy.float64)
-    c0, alpha = (1.0 - options.alpha) / g.n, options.alpha
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    start.record()
-    iterations = 0
-    while True:
-        Rnew = c0 + alpha * (pull @ R)
-        change = float(cupy.abs(Rnew - R).max())
-        R = Rnew
-        iterations += 1
-        if change <= options.tolerance or iterations >= options.max_iterations:
-            break
-    end.record()
-    end.synchronize()
-    phases = {"partition_ms": 0.0, "mark_ms": 0.0, "compute_ms": cupy.cuda.get_elapsed_time(start, end)}
-    return cupy.asnumpy(R), iterations, phases, g.n
+    return (cupy.asnumpy(ranks[iterations % 2]), iterations, phase_times(cupy, events),
+            count_affected(cupy, approach, dv, ever, n))
 
 
 def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions):
     """Run ``options.variant`` (None = the default) for one approach."""
-    from dynpr.gpu import VARIANTS
-
     variant = options.variant or DEFAULT_VARIANT
     if variant not in VARIANTS:
         raise ValueError(f"unknown GPU variant {options.variant!r}; known: {list(VARIANTS)}")
     if variant == "partitioned":
-        return _run(approach, g, g_old, batch, start, options)
+        return run_partitioned(approach, g, g_old, batch, start, options)
     static_only = variant == "cusparse" or GATED_VARIANTS[variant].static_only
     if static_only and approach not in ("static", "nd"):
         raise ValueError(f"GPU variant {variant!r} computes static and nd only, not {approach!r}")
     if variant == "cusparse":
-        return _run_cusparse(g, start, options)
+        return run_cusparse(g, start, options)
     return _run_gated(approach, g, g_old, batch, start, options, GATED_VARIANTS[variant])
 
 
@@ -667,9 +353,6 @@ def _warm_up() -> None:
     """Run every approach and partition level once on a tiny graph, so that
     compilation and module loading (ours and CuPy's own kernels) stay out of
     every timed call."""
-    from dynpr.batches import Batch
-    from dynpr.graph import Graph
-
     src = np.array([0, 1, 2, 3, 4, 5, 1, 2, 3], dtype=np.int32)
     dst = np.array([1, 2, 3, 4, 5, 0, 0, 0, 0], dtype=np.int32)
     old = Graph.from_edges(src, dst)
@@ -677,8 +360,6 @@ def _warm_up() -> None:
     batch = Batch(src[:1], dst[:1], np.empty(0, np.int32), np.empty(0, np.int32))
     start = np.full(old.num_vertices, 1.0 / old.num_vertices)
     g, g_old = to_device(new), to_device(old)
-    from dynpr.gpu import VARIANTS
-
     for variant in VARIANTS:
         for partition in ("none", "in", "in_out"):
             # degree_switch 1 sends the hub (vertex 0) to the block kernels.
@@ -687,24 +368,6 @@ def _warm_up() -> None:
                 if variant in ("partitioned", "classes", "classes_sync", "classes_unfused", "partitioned_prc") \
                         or approach == "static":
                     _dispatch(approach, g, g_old, batch, start, options)
-
-
-def _device_bytes(g: DeviceGraph) -> int:
-    return sum(a.nbytes for a in (g.offsets, g.targets, g.in_offsets, g.sources, g.inv_degree))
-
-
-def _check_fits(approach, graphs, batch, options: PageRankOptions) -> None:
-    """Fail with one line before uploading when the run will not fit on the device
-    (:func:`dynpr.gpu.memory.check_fits`); graphs already uploaded count as resident."""
-    from dynpr.gpu.memory import check_fits
-
-    graph = graphs[0]
-    batch_edges = 0 if approach in ("static", "nd") or batch is None else batch.deletions + batch.insertions
-    # An uploaded graph's share of the model, its (freed) upload scratch included.
-    resident = sum(_device_bytes(_UPLOADED[gr]) + 8 * gr.num_vertices for gr in graphs if gr in _UPLOADED)
-    check_fits(graph.num_vertices, max(gr.num_edges for gr in graphs), approach, batch_edges=batch_edges,
-               partition=options.partition, max_iterations=options.max_iterations,
-               variant=options.variant or DEFAULT_VARIANT, resident_bytes=resident)
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
@@ -752,14 +415,11 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     if approach == "dt" and old_graph.num_vertices != n:
         raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
     graphs = (graph, old_graph) if approach == "dt" else (graph,)
-    if any(gr not in _UPLOADED for gr in graphs):
-        _check_fits(approach, graphs, batch, options)
+    check_fits(approach, graphs, batch, options, options.variant or DEFAULT_VARIANT)
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None
     ranks, iterations, phases, affected = _dispatch(approach, g, g_old, batch, start, options)
-    from dynpr.backend import device_name
-
     return PageRankResult(
         ranks=ranks,
         iterations=iterations,

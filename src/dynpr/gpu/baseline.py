@@ -1,0 +1,242 @@
+"""The designs the default engine is measured against (variants other than ``classes*``).
+
+``partitioned`` is seed 003's design as issue 5 built it (:func:`run_partitioned`):
+in-degree <= ``degree_switch`` takes a thread per vertex, above it a block.
+At partition levels ``in``/``in_out`` a flag/scan/scatter partition lists the
+two groups first (``in_out`` also partitions by out-degree for DF/DF-P's
+expansion); at ``none`` both kernels run over all vertices and each skips
+those of the other group. The host reads the change back every iteration and
+BFS level. :class:`Expansion` (Alg. 5's expandAffected) also serves the
+unfused default, ``classes_unfused``.
+
+Seed 000's naive push (:class:`PushRanks`, variant ``push_atomic``) plugs
+into the default's driver; seed 000/001's pull kernels are one-class
+:class:`dynpr.gpu.pagerank.ClassRanks`. :func:`run_cusparse` is the cuSPARSE
+power iteration. Those three compute Static and ND only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynpr.gpu import loader
+from dynpr.gpu.device import BLOCK, MODES, DeviceGraph, count_affected, grid_for, phase_times
+from dynpr.pagerank.options import PageRankOptions
+
+
+class Partition:
+    """Vertex ids split by degree, low degrees first (Alg. 4): ``ids[:num_low]``
+    take the thread-per-vertex kernel, ``ids[num_low:]`` the block-per-vertex one."""
+
+    def __init__(self, cupy, n: int):
+        self.flag = cupy.empty(n, dtype=cupy.int32)
+        self.scan = cupy.empty(n, dtype=cupy.int32)
+        self.ids = cupy.empty(n, dtype=cupy.int32)
+        self.num_low = 0
+
+    def compute(self, kernels, cupy, offsets, n: int, degree_switch: int) -> None:
+        """Flag, scan and scatter; reads the low count back to size later launches."""
+        args = (offsets, np.int32(n), np.int32(degree_switch))
+        kernels["degree_flag"](grid_for(n), (BLOCK,), args + (self.flag,))
+        cupy.cumsum(self.flag, out=self.scan)
+        kernels["partition_scatter"](grid_for(n), (BLOCK,), args + (self.scan, self.ids))
+        self.num_low = int(self.scan[-1])
+
+
+class PartitionedRanks:
+    """Seed 003's rank step: thread-per-vertex for in-degree <= switch,
+    block-per-vertex above, over a partition (``listed``) or selectively
+    inside one launch pair over all vertices (partition level ``none``)."""
+
+    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
+        self.kernels, self.cupy, self.g, self.mode = kernels, cupy, graph, mode
+        self.options = options
+        self.listed = options.partition in ("in", "in_out")
+        self.partition = Partition(cupy, graph.n) if self.listed else None
+        self.names = {kind: loader.rank_kernel_name(kind, self.listed, mode) for kind in ("thread", "block")}
+
+    def prepare(self) -> None:
+        """Partition by in-degree (timed as ``partition_ms``)."""
+        if self.listed:
+            g = self.g
+            self.partition.compute(self.kernels, self.cupy, g.in_offsets, g.n, self.options.degree_switch)
+
+    def step(self, R, Rnew, dv, dn, delta_slot) -> None:
+        """One synchronous iteration R -> Rnew; the L-infinity change goes to ``delta_slot``."""
+        g, o = self.g, self.options
+        tail = (g.in_offsets, g.sources, g.inv_degree, R, Rnew, dv, dn, np.int32(o.degree_switch),
+                np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha),
+                np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance), delta_slot)
+        if self.listed:
+            low, ids = self.partition.num_low, self.partition.ids
+            high = g.n - low
+            if low:
+                self.kernels[self.names["thread"]](grid_for(low), (BLOCK,), (ids, np.int32(low)) + tail)
+            if high:
+                self.kernels[self.names["block"]]((high,), (BLOCK,), (ids[low:], np.int32(high)) + tail)
+        else:
+            # Unlisted kernels ignore the id array; any int32 array fills the slot.
+            n = np.int32(g.n)
+            self.kernels[self.names["thread"]](grid_for(g.n), (BLOCK,), (g.sources, n) + tail)
+            self.kernels[self.names["block"]]((g.n,), (BLOCK,), (g.sources, n) + tail)
+
+
+class Expansion:
+    """dv |= out-neighbours of every vertex with dn (Alg. 5, expandAffected),
+    by out-degree partition (level ``in_out``) or selectively (``none``, ``in``)."""
+
+    def __init__(self, kernels, cupy, graph: DeviceGraph, options: PageRankOptions):
+        self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
+        self.listed = options.partition == "in_out"
+        self.partition = Partition(cupy, graph.n) if self.listed else None
+
+    def prepare(self) -> None:
+        """Partition by out-degree (timed as ``partition_ms``)."""
+        if self.listed:
+            g = self.g
+            self.partition.compute(self.kernels, self.cupy, g.offsets, g.n, self.options.degree_switch)
+
+    def expand(self, dn, dv, ever, done) -> None:
+        """Launch the expansion; it does nothing once ``done[0]`` is set."""
+        g = self.g
+        tail = (g.offsets, g.targets, np.int32(self.options.degree_switch), dn, dv, ever, done)
+        thread = loader.expand_kernel_name("thread", self.listed)
+        block = loader.expand_kernel_name("block", self.listed)
+        if self.listed:
+            low, ids = self.partition.num_low, self.partition.ids
+            high = g.n - low
+            if low:
+                self.kernels[thread](grid_for(low), (BLOCK,), (ids, np.int32(low)) + tail)
+            if high:
+                self.kernels[block]((high,), (BLOCK,), (ids[low:], np.int32(high)) + tail)
+        else:
+            n = np.int32(g.n)
+            self.kernels[thread](grid_for(g.n), (BLOCK,), (g.targets, n) + tail)
+            self.kernels[block]((g.n,), (BLOCK,), (g.targets, n) + tail)
+
+
+def _reachable(kernels, cupy, graph: DeviceGraph, del_src, ins_src, frontier, nxt, visited, found) -> None:
+    """Multi-source BFS from every batch source; ``visited`` ends as the reachable set."""
+    nd, ni = len(del_src), len(ins_src)
+    frontier.fill(0)
+    visited.fill(0)
+    kernels["bfs_seed"](grid_for(nd + ni), (BLOCK,), (del_src, np.int32(nd), ins_src, np.int32(ni), frontier, visited))
+    while True:
+        nxt.fill(0)
+        found.fill(0)
+        kernels["bfs_step"](grid_for(graph.n), (BLOCK,),
+                            (np.int32(graph.n), graph.offsets, graph.targets, frontier, nxt, visited, found))
+        if not int(found[0]):
+            return
+        frontier, nxt = nxt, frontier
+
+
+def run_partitioned(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
+                    options: PageRankOptions):
+    """Seed 003's baseline (variant ``partitioned``): allocate, then time
+    partition / marking / iterations with CUDA events, one host read of the
+    change per iteration. Returns (ranks, iterations, phases, affected)."""
+    cupy = loader.require_cupy()
+    kernels = loader.pagerank_kernels()
+    n = g.n
+    affected_mode, frontier_mode, _ = MODES[approach]
+    ranks_step = PartitionedRanks(kernels, cupy, g, MODES[approach], options)
+    expansion = Expansion(kernels, cupy, g, options) if frontier_mode else None
+
+    R = cupy.asarray(start_ranks, dtype=cupy.float64)
+    Rnew = R.copy()
+    dv = cupy.zeros(n, dtype=cupy.uint8)
+    dn = cupy.zeros(n, dtype=cupy.uint8)
+    ever = cupy.zeros(n, dtype=cupy.uint8)
+    delta = cupy.zeros(options.max_iterations, dtype=cupy.float64)  # one slot per iteration: no reset needed
+    if affected_mode:
+        del_src, del_dst = cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst)
+        ins_src = cupy.asarray(batch.ins_src)
+    if approach == "dt":
+        bfs = [cupy.zeros(n, dtype=cupy.uint8) for _ in range(3)] + [cupy.zeros(1, dtype=cupy.int32)]
+    never_done = cupy.zeros(1, dtype=cupy.int32)  # the baseline checks convergence on the host
+    events = [cupy.cuda.Event() for _ in range(4)]
+
+    events[0].record()
+    ranks_step.prepare()
+    if expansion:
+        expansion.prepare()
+    events[1].record()
+    if approach == "dt":
+        for graph in (g_old, g):
+            _reachable(kernels, cupy, graph, del_src, ins_src, *bfs)
+            cupy.bitwise_or(dv, bfs[2], out=dv)
+    elif frontier_mode:
+        nd, ni = batch.deletions, batch.insertions
+        kernels["mark_initial"](grid_for(nd + ni), (BLOCK,),
+                                (del_src, del_dst, np.int32(nd), ins_src, np.int32(ni), dv, dn, ever))
+        expansion.expand(dn, dv, ever, never_done)
+    events[2].record()
+    iterations = 0
+    while True:
+        if frontier_mode:
+            dn.fill(0)
+        ranks_step.step(R, Rnew, dv, dn, delta[iterations:iterations + 1])
+        change = float(delta[iterations])
+        iterations += 1
+        R, Rnew = Rnew, R
+        if change <= options.tolerance or iterations >= options.max_iterations:
+            break
+        if frontier_mode:
+            expansion.expand(dn, dv, ever, never_done)
+    events[3].record()
+    events[3].synchronize()
+    return cupy.asnumpy(R), iterations, phase_times(cupy, events), count_affected(cupy, approach, dv, ever, n)
+
+
+class PushRanks:
+    """Seed 000's naive push: every vertex adds R[u]/d[u] to its out-neighbours
+    with atomicAdd, then a map finishes the ranks (Static and ND only). A step
+    of the default's driver, :func:`dynpr.gpu.pagerank._run_gated`."""
+
+    prc = False
+    fuses_finish = False
+
+    def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
+        self.kernels, self.g, self.options = kernels, graph, options
+        self.acc = cupy.zeros(graph.n, dtype=cupy.float64)
+
+    def prepare(self) -> None:
+        """Nothing to partition."""
+
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
+        g, o = self.g, self.options
+        n = np.int32(g.n)
+        done = state[1:2]
+        self.kernels["push_scatter"](grid_for(g.n), (BLOCK,), (n, g.offsets, g.targets, R, g.inv_degree, self.acc,
+                                                             done))
+        self.kernels["push_finish"](grid_for(g.n), (BLOCK,), (n, R, Rnew, self.acc, np.float64((1.0 - o.alpha) / g.n),
+                                                            np.float64(o.alpha), delta, done))
+
+
+def run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
+    """Power iteration as a CuPy user would write it: a cuSPARSE CSR matvec with
+    the pull matrix (weights 1/d[u]), an elementwise update and a max
+    reduction, the change read by the host every iteration. The matrix is
+    built before timing (like an upload)."""
+    cupy = loader.require_cupy()
+    import cupyx.scipy.sparse as cusparse
+
+    pull = cusparse.csr_matrix((g.inv_degree[g.sources], g.sources, g.in_offsets.astype(cupy.int32)),
+                               shape=(g.n, g.n))
+    R = cupy.asarray(start_ranks, dtype=cupy.float64)
+    c0, alpha = (1.0 - options.alpha) / g.n, options.alpha
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    iterations = 0
+    while True:
+        Rnew = c0 + alpha * (pull @ R)
+        change = float(cupy.abs(Rnew - R).max())
+        R = Rnew
+        iterations += 1
+        if change <= options.tolerance or iterations >= options.max_iterations:
+            break
+    end.record()
+    end.synchronize()
+    phases = {"partition_ms": 0.0, "mark_ms": 0.0, "compute_ms": cupy.cuda.get_elapsed_time(start, end)}
+    return cupy.asnumpy(R), iterations, phases, g.n

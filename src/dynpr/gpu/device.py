@@ -1,0 +1,104 @@
+"""What the GPU engines share: the graph on the device and launch wiring.
+
+A graph is uploaded once per :class:`dynpr.graph.Graph` object (a weak cache,
+so later runs on the same object copy nothing), and before a first upload the
+run is checked against free device memory (:mod:`dynpr.gpu.memory`'s model).
+The rest is launch wiring: the block size, a grid for one thread per item,
+the rank kernels' template flags per approach and the three timed phases read
+from CUDA events. Importing this module needs no CuPy.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+from dynpr.gpu import loader, memory
+from dynpr.pagerank.options import PageRankOptions
+
+BLOCK = 256  # must equal dynpr::kBlock in kernels/common.cuh
+# (AFFECTED, FRONTIER, PRUNE) template flags of the rank kernels per approach.
+MODES = {
+    "static": loader.RANK_MODES[0],
+    "nd": loader.RANK_MODES[0],
+    "dt": loader.RANK_MODES[1],
+    "df": loader.RANK_MODES[2],
+    "dfp": loader.RANK_MODES[3],
+}
+
+
+def grid_for(count: int) -> tuple[int]:
+    """Grid of BLOCK-thread blocks with one thread per item (at least one block)."""
+    return (max(1, -(-count // BLOCK)),)
+
+
+@dataclass(eq=False)
+class DeviceGraph:
+    """A :class:`dynpr.graph.Graph` on the device, plus ``1/out-degree`` (float64)."""
+
+    n: int
+    offsets: object
+    targets: object
+    in_offsets: object
+    sources: object
+    inv_degree: object
+
+
+_UPLOADED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def to_device(graph) -> DeviceGraph:
+    """Copy a graph to the device once; later calls with the same object reuse it."""
+    cached = _UPLOADED.get(graph)
+    if cached is None:
+        cupy = loader.require_cupy()
+        offsets = cupy.asarray(graph.offsets)
+        cached = DeviceGraph(
+            graph.num_vertices,
+            offsets,
+            cupy.asarray(graph.targets),
+            cupy.asarray(graph.in_offsets),
+            cupy.asarray(graph.sources),
+            1.0 / cupy.diff(offsets),
+        )
+        _UPLOADED[graph] = cached
+    return cached
+
+
+def _device_bytes(g: DeviceGraph) -> int:
+    return sum(a.nbytes for a in (g.offsets, g.targets, g.in_offsets, g.sources, g.inv_degree))
+
+
+def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: str) -> None:
+    """Fail with one line before uploading when the run will not fit on the device
+    (:func:`dynpr.gpu.memory.check_fits`); nothing to check once every graph is
+    uploaded, and graphs already uploaded count as resident. ``graphs`` is the
+    new graph, then (DT) the old one."""
+    if all(gr in _UPLOADED for gr in graphs):
+        return
+    graph = graphs[0]
+    batch_edges = 0 if approach in ("static", "nd") or batch is None else batch.deletions + batch.insertions
+    # An uploaded graph's share of the model, its (freed) upload scratch included.
+    resident = sum(_device_bytes(_UPLOADED[gr]) + 8 * gr.num_vertices for gr in graphs if gr in _UPLOADED)
+    memory.check_fits(graph.num_vertices, max(gr.num_edges for gr in graphs), approach, batch_edges=batch_edges,
+                      partition=options.partition, max_iterations=options.max_iterations, variant=variant,
+                      resident_bytes=resident)
+
+
+def phase_times(cupy, events) -> dict[str, float]:
+    """Milliseconds between four recorded events: partition, marking, iterations."""
+    return {
+        "partition_ms": cupy.cuda.get_elapsed_time(events[0], events[1]),
+        "mark_ms": cupy.cuda.get_elapsed_time(events[1], events[2]),
+        "compute_ms": cupy.cuda.get_elapsed_time(events[2], events[3]),
+    }
+
+
+def count_affected(cupy, approach: str, dv, ever, n: int) -> int:
+    """``PageRankResult.affected``: DT's reachable set, the vertices DF/DF-P ever
+    marked, or n for Static and ND."""
+    if approach == "dt":
+        return int(cupy.count_nonzero(dv))
+    if MODES[approach][1]:
+        return int(cupy.count_nonzero(ever))
+    return n
