@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import runpy
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import yaml
 
 from dynpr import bench
 
@@ -59,10 +59,8 @@ def test_main_without_gpu_fails_with_one_line(monkeypatch, capsys):
 
 
 def _rule_params() -> dict:
-    """The params block of workflow/rules/bench.smk, evaluated as Python literals."""
-    text = (ROOT / "workflow" / "rules" / "bench.smk").read_text()
-    block = re.search(r"params:\n(.*?)\n    log:", text, re.S).group(1)
-    return {key: eval(value.rstrip(","), {}) for key, value in re.findall(r"^\s+(\w+)=(.*)$", block, re.M)}
+    """The params of rule bench: config.yaml's bench section."""
+    return yaml.safe_load((ROOT / "config.yaml").read_text())["bench"]
 
 
 def test_rule_script_without_gpu_fails_with_one_line(monkeypatch, tmp_path, capsys):
