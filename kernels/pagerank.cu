@@ -622,6 +622,51 @@ extern "C" __global__ void contributions(const double* R, const double* inv_degr
   if (v < n) C[v] = R[v] * inv_degree[v];
 }
 
+// ---- locality relabelling (Static/ND on graphs whose contributions overflow the L2) --
+
+// Vertex i of the relabelled graph is vertex order[i]: rank[order[i]] = i,
+// and its in-degree (into degree[i], scanned into the new in-offsets on the
+// host side), 1/d and starting rank move with it.
+extern "C" __global__ void relabel_vertices(const long long* order, int n, const long long* in_offsets,
+                                            const double* inv_degree, const double* start, int* rank,
+                                            long long* degree, double* new_inv_degree, double* new_start) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int v = static_cast<int>(order[i]);
+  rank[v] = i;
+  degree[i] = in_offsets[v + 1] - in_offsets[v];
+  new_inv_degree[i] = inv_degree[v];
+  new_start[i] = start[v];
+}
+
+// Row i of the relabelled in-CSR is row order[i] of the original with every
+// source u renamed rank[u], kept in the original (ascending original id)
+// order, so each vertex adds the same contributions in the same sequence.
+// A warp per row of at most `limit` in-edges.
+extern "C" __global__ void __launch_bounds__(kBlock) relabel_rows(
+    const long long* order, int n, const long long* in_offsets, const int* sources, const int* rank,
+    const long long* new_offsets, int* new_sources, long long limit) {
+  const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (i >= n) return;
+  const long long begin = new_offsets[i], d = new_offsets[i + 1] - begin;
+  if (d > limit) return;
+  const long long old = in_offsets[order[i]];
+  for (long long e = threadIdx.x & 31; e < d; e += 32) new_sources[begin + e] = rank[sources[old + e]];
+}
+
+// The rows longer than `limit` (their new ids listed in rows): blockIdx.x
+// picks the row, the gridDim.y blocks of a row split its edges.
+extern "C" __global__ void __launch_bounds__(kBlock) relabel_long_rows(
+    const long long* order, const long long* rows, const long long* in_offsets, const int* sources,
+    const int* rank, const long long* new_offsets, int* new_sources) {
+  const long long i = rows[blockIdx.x];
+  const long long begin = new_offsets[i], d = new_offsets[i + 1] - begin;
+  const long long old = in_offsets[order[i]];
+  for (long long e = static_cast<long long>(blockIdx.y) * kBlock + threadIdx.x; e < d;
+       e += static_cast<long long>(gridDim.y) * kBlock)
+    new_sources[begin + e] = rank[sources[old + e]];
+}
+
 // ---- push with atomics (seed 000 "GPU naive"; Gunrock/Hornet style) --------
 
 // Every u adds R[u]/d[u] to each out-neighbour's accumulator.

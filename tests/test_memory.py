@@ -142,3 +142,24 @@ def test_check_fits_counts_resident_graphs():
     assert check_fits(n, m, "dt", free_bytes=free, resident_bytes=resident) == needed - resident
     with pytest.raises(MemoryError):
         check_fits(n, m, "dt", free_bytes=free)
+
+
+def test_relabel_adds_its_arrays_to_static_and_nd_of_the_default():
+    # Oracle: the arrays dynpr.gpu.pagerank.Relabel and its sort keep, built with NumPy and summed.
+    graph = _graph()
+    n, m = graph.num_vertices, graph.num_edges
+    arrays = [graph.in_offsets, graph.sources, np.empty((2, n), np.float64),  # in CSR, 1/d, start
+              np.empty(n, np.int64), np.empty(n, np.int32),  # in-degrees, new ids
+              np.empty((2, n), np.int64)]  # sort keys and order
+    extra = sum(a.nbytes for a in arrays)
+    for approach in ("static", "nd"):
+        for variant in ("classes", None):
+            plain = device_bytes_needed(n, m, approach, variant=variant)
+            assert device_bytes_needed(n, m, approach, variant=variant, relabel=True) - plain == extra
+    for approach, variant in (("df", "classes"), ("dt", "classes"), ("static", "classes_sync"),
+                              ("static", "cusparse"), ("static", "partitioned")):
+        plain = device_bytes_needed(n, m, approach, variant=variant)
+        assert device_bytes_needed(n, m, approach, variant=variant, relabel=True) == plain
+    with pytest.raises(MemoryError):
+        check_fits(n, m, "static", free_bytes=device_bytes_needed(n, m, "static") + DEFAULT_RESERVE_BYTES,
+                   relabel=True)

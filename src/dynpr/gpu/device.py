@@ -69,11 +69,11 @@ def _device_bytes(g: DeviceGraph) -> int:
     return sum(a.nbytes for a in (g.offsets, g.targets, g.in_offsets, g.sources, g.inv_degree))
 
 
-def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: str) -> None:
+def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: str, relabel: bool = False) -> None:
     """Fail with one line before uploading when the run will not fit on the device
     (:func:`dynpr.gpu.memory.check_fits`); nothing to check once every graph is
     uploaded, and graphs already uploaded count as resident. ``graphs`` is the
-    new graph, then (DT) the old one."""
+    new graph, then (DT) the old one; ``relabel``: the default will relabel it."""
     if all(gr in _UPLOADED for gr in graphs):
         return
     graph = graphs[0]
@@ -82,7 +82,7 @@ def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: 
     resident = sum(_device_bytes(_UPLOADED[gr]) + 8 * gr.num_vertices for gr in graphs if gr in _UPLOADED)
     memory.check_fits(graph.num_vertices, max(gr.num_edges for gr in graphs), approach, batch_edges=batch_edges,
                       partition=options.partition, max_iterations=options.max_iterations, variant=variant,
-                      resident_bytes=resident)
+                      relabel=relabel, resident_bytes=resident)
 
 
 def phase_times(cupy, events) -> dict[str, float]:

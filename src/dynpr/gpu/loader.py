@@ -123,7 +123,8 @@ PAGERANK_TEMPLATES = tuple(
     + [fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES]
 )
 PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "mark_frontier", "bfs_seed", "bfs_step",
-                  "degree_classes", "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish")
+                  "degree_classes", "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish",
+                  "relabel_vertices", "relabel_rows", "relabel_long_rows")
 KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
 
 

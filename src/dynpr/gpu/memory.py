@@ -32,7 +32,11 @@ kernels select vertices by degree: no ids, bounds or plan). ``classes`` and
 contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
 
-- ``static``, ``nd``: nothing.
+- ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels
+  (``relabel``: contributions over half the L2, :func:`dynpr.gpu.pagerank.relabels`)
+  the relabelled in CSR, 1/d and starting ranks, 8(n+1) + 4m + 16n, the
+  int64 degrees 8n, int32 new ids 4n and the sort's int64 keys and order 16n:
+  8(n+1) + 4m + 44n.
 - ``df``, ``dfp``: ever-affected flags, n; with a fused launch two
   expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
   ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
@@ -83,6 +87,7 @@ def device_bytes_needed(
     partition: str = "in_out",
     max_iterations: int = 500,
     variant: str = "classes",
+    relabel: bool = False,
 ) -> int:
     """Bytes of device memory one run of ``approach`` needs on a graph, per the module's model.
 
@@ -103,6 +108,8 @@ def device_bytes_needed(
         ``PageRankOptions.max_iterations`` (the baseline keeps one convergence slot per iteration).
     variant : str
         ``PageRankOptions.variant`` (None is the default, ``classes``); ignored for ``kahn``.
+    relabel : bool
+        Whether the default relabels the graph (counted for ``classes`` with ``static``/``nd`` only).
 
     Returns
     -------
@@ -152,6 +159,8 @@ def device_bytes_needed(
         total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
         total += graph + 12 * n + 12
+    if relabel and variant == "classes" and approach in ("static", "nd"):
+        total += 8 * (n + 1) + 4 * m + 44 * n
     return total
 
 
@@ -165,6 +174,7 @@ def check_fits(
     partition: str = "in_out",
     max_iterations: int = 500,
     variant: str = "classes",
+    relabel: bool = False,
     resident_bytes: int = 0,
     reserve_bytes: int = DEFAULT_RESERVE_BYTES,
 ) -> int:
@@ -174,7 +184,7 @@ def check_fits(
 
     Parameters
     ----------
-    num_vertices, num_edges, approach, batch_edges, partition, max_iterations, variant
+    num_vertices, num_edges, approach, batch_edges, partition, max_iterations, variant, relabel
         As for :func:`device_bytes_needed`.
     free_bytes : int, optional
         Free device memory; default ``cupy.cuda.runtime.memGetInfo()[0]`` plus what
@@ -199,7 +209,7 @@ def check_fits(
     """
     needed = device_bytes_needed(
         num_vertices, num_edges, approach, batch_edges=batch_edges, partition=partition, max_iterations=max_iterations,
-        variant=variant,
+        variant=variant, relabel=relabel,
     ) - resident_bytes
     if free_bytes is None:
         import cupy  # lazy: the CPU path never imports CuPy
