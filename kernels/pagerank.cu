@@ -642,29 +642,38 @@ extern "C" __global__ void relabel_vertices(const long long* order, int n, const
 // Row i of the relabelled in-CSR is row order[i] of the original with every
 // source u renamed rank[u], kept in the original (ascending original id)
 // order, so each vertex adds the same contributions in the same sequence.
-// A warp per row of at most `limit` in-edges.
+// 8 lanes per row of at most `limit` in-edges (most rows are short, and each
+// row's copy waits on a chain of dependent loads: more rows in flight).
 extern "C" __global__ void __launch_bounds__(kBlock) relabel_rows(
     const long long* order, int n, const long long* in_offsets, const int* sources, const int* rank,
     const long long* new_offsets, int* new_sources, long long limit) {
-  const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 3;
   if (i >= n) return;
   const long long begin = new_offsets[i], d = new_offsets[i + 1] - begin;
   if (d > limit) return;
   const long long old = in_offsets[order[i]];
-  for (long long e = threadIdx.x & 31; e < d; e += 32) new_sources[begin + e] = rank[sources[old + e]];
+  for (long long e = threadIdx.x & 7; e < d; e += 8) new_sources[begin + e] = rank[sources[old + e]];
 }
 
-// The rows longer than `limit` (their new ids listed in rows): blockIdx.x
-// picks the row, the gridDim.y blocks of a row split its edges.
+// The rows longer than `limit` (new ids rows[0..count)), cut into chunks of
+// `chunk` edges, a block per chunk: last[j] = the chunks of rows[0..j]
+// (inclusive scan), so block b copies chunk b - last[j-1] of the row j with
+// last[j-1] <= b < last[j].
 extern "C" __global__ void __launch_bounds__(kBlock) relabel_long_rows(
-    const long long* order, const long long* rows, const long long* in_offsets, const int* sources,
-    const int* rank, const long long* new_offsets, int* new_sources) {
-  const long long i = rows[blockIdx.x];
-  const long long begin = new_offsets[i], d = new_offsets[i + 1] - begin;
+    const long long* order, const long long* rows, const long long* last, int count, long long chunk,
+    const long long* in_offsets, const int* sources, const int* rank, const long long* new_offsets,
+    int* new_sources) {
+  const long long b = blockIdx.x;
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {  // the first j with last[j] > b
+    const int mid = (lo + hi) / 2;
+    if (last[mid] > b) hi = mid;
+    else lo = mid + 1;
+  }
+  const long long i = rows[lo], first = (b - (lo ? last[lo - 1] : 0)) * chunk;
+  const long long begin = new_offsets[i], end = min(new_offsets[i + 1] - begin, first + chunk);
   const long long old = in_offsets[order[i]];
-  for (long long e = static_cast<long long>(blockIdx.y) * kBlock + threadIdx.x; e < d;
-       e += static_cast<long long>(gridDim.y) * kBlock)
-    new_sources[begin + e] = rank[sources[old + e]];
+  for (long long e = first + threadIdx.x; e < end; e += kBlock) new_sources[begin + e] = rank[sources[old + e]];
 }
 
 // ---- push with atomics (seed 000 "GPU naive"; Gunrock/Hornet style) --------

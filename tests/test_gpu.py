@@ -378,14 +378,15 @@ def test_relabel_selector_follows_the_class_bounds():
     assert gpu_pagerank.relabels(1 << 22, l2)  # R-MAT scale 22
 
 
-@pytest.mark.parametrize("limit", (1024, 4))
+@pytest.mark.parametrize("limit,chunk", ((256, 2048), (4, 16)))
 @pytest.mark.parametrize("name", ("web-NotreDame", "rmat14"))
-def test_relabelled_graph_is_the_permuted_graph(monkeypatch, name, limit):
+def test_relabelled_graph_is_the_permuted_graph(monkeypatch, name, limit, chunk):
     # Oracle: NumPy renaming of the host CSR. Row i of the relabelled in-CSR must be row order[i]
     # with sources renamed and in their original order; order lists ids by descending degree.
-    # limit 4 sends most rows through the block-per-row kernel.
+    # limit 4 and chunk 16 send most rows to the long-row kernel, many of them in several chunks.
     cupy = loader.require_cupy()
-    monkeypatch.setattr(gpu_pagerank, "RELABEL_WARP_LIMIT", limit)
+    monkeypatch.setattr(gpu_pagerank, "RELABEL_ROW_LIMIT", limit)
+    monkeypatch.setattr(gpu_pagerank, "RELABEL_CHUNK", chunk)
     graph = load(name)
     n = graph.num_vertices
     start = np.random.default_rng(5).random(n)

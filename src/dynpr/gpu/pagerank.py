@@ -70,9 +70,10 @@ def relabels(n: int, l2_bytes: int) -> bool:
     return 8 * n > l2_bytes // 2
 
 
-# Relabelling rows up to this many in-edges are copied by a warp; longer ones by
-# RELABEL_SPLIT blocks each (an R-MAT scale-22 hub has about 1e5 in-edges).
-RELABEL_WARP_LIMIT, RELABEL_SPLIT = 1024, 64
+# Relabelling copies rows of up to RELABEL_ROW_LIMIT in-edges with 8 lanes each;
+# longer ones (an R-MAT scale-22 hub has about 1e5 in-edges) in chunks of
+# RELABEL_CHUNK edges, a block per chunk.
+RELABEL_ROW_LIMIT, RELABEL_CHUNK = 256, 2048
 
 
 class Relabel:
@@ -98,9 +99,11 @@ class Relabel:
         self.degree = cupy.empty(n, dtype=cupy.int64)
         self.rank = cupy.empty(n, dtype=cupy.int32)
 
-    def prepare(self, ranks) -> None:
-        """Relabel the graph and write the relabelled starting ranks into ``ranks``."""
+    def prepare(self, ranks, row_limit: int | None = None) -> None:
+        """Relabel the graph and write the relabelled starting ranks into ``ranks``
+        (``row_limit``: :data:`RELABEL_ROW_LIMIT` unless given)."""
         cupy, g, r, n = self.cupy, self.original, self.graph, self.original.n
+        row_limit = row_limit or RELABEL_ROW_LIMIT
         # Descending in-degree; by out-degree measured the same on R-MAT scale 22 (H100, Static
         # 39.6 against 39.7 ms), where the two degrees of a vertex go together.
         order = cupy.argsort(g.in_offsets[:-1] - g.in_offsets[1:])
@@ -108,13 +111,15 @@ class Relabel:
                                                                  self.start, self.rank, self.degree, r.inv_degree,
                                                                  ranks))
         cupy.cumsum(self.degree, out=r.in_offsets[1:])
-        self.kernels["relabel_rows"](grid_for(32 * n), (BLOCK,), (order, np.int32(n), g.in_offsets, g.sources,
-                                                                  self.rank, r.in_offsets, r.sources,
-                                                                  np.int64(RELABEL_WARP_LIMIT)))
-        long_rows = cupy.flatnonzero(self.degree > RELABEL_WARP_LIMIT)  # reads the count back
+        self.kernels["relabel_rows"](grid_for(8 * n), (BLOCK,), (order, np.int32(n), g.in_offsets, g.sources,
+                                                                 self.rank, r.in_offsets, r.sources,
+                                                                 np.int64(row_limit)))
+        long_rows = cupy.flatnonzero(self.degree > row_limit)  # reads the count back
         if long_rows.size:
-            self.kernels["relabel_long_rows"]((int(long_rows.size), RELABEL_SPLIT), (BLOCK,), (
-                order, long_rows, g.in_offsets, g.sources, self.rank, r.in_offsets, r.sources))
+            last = cupy.cumsum((self.degree[long_rows] + RELABEL_CHUNK - 1) // RELABEL_CHUNK)
+            self.kernels["relabel_long_rows"]((int(last[-1]),), (BLOCK,), (
+                order, long_rows, last, np.int32(long_rows.size), np.int64(RELABEL_CHUNK), g.in_offsets,
+                g.sources, self.rank, r.in_offsets, r.sources))
 
     def restore(self, ranks):
         """Ranks in the original ids from ranks in the relabelled ones."""
@@ -433,10 +438,11 @@ def _warm_up() -> None:
                 if variant in ("partitioned", "classes", "classes_sync", "classes_unfused", "partitioned_prc") \
                         or approach == "static":
                     _dispatch(approach, g, g_old, batch, start, options)
-    # The relabelling of large graphs (CuPy's sort, scan and compaction kernels too).
+    # The relabelling of large graphs (CuPy's sort, scan and compaction kernels too);
+    # row limit 1 sends rows through the long-row path as well.
     cupy = loader.require_cupy()
     relabel = Relabel(loader.pagerank_kernels(), cupy, g, start)
-    relabel.prepare(cupy.empty(g.n, dtype=cupy.float64))
+    relabel.prepare(cupy.empty(g.n, dtype=cupy.float64), row_limit=1)
     relabel.restore(relabel.start)
 
 
