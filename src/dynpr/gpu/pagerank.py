@@ -88,7 +88,11 @@ class Relabel:
     iterations run on :attr:`graph`, and :meth:`restore` (timed, in
     ``compute_ms``) maps the ranks back. The arrays are allocated here,
     untimed, so CUDA graphs can be captured on them. Static/ND never read
-    the out CSR, so :attr:`graph` keeps the original one."""
+    the out CSR, so :attr:`graph` keeps the original one.
+
+    Measured on the H100 (one run, commit c92ff21), Static on R-MAT scale 22:
+    46.4 ms without, 38.9 ms with relabelling (2.7 ms of it relabelling;
+    557 against 712 us per iteration), cuSPARSE 60.4 ms, 65 iterations each."""
 
     def __init__(self, kernels, cupy, g: DeviceGraph, start):
         n, m = g.n, int(g.sources.size)
