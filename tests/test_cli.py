@@ -76,16 +76,31 @@ def test_batch_then_pagerank(tmp_path, capsys, random_edges):
     batches = read_batches(out)
     assert rec["batches"] == len(batches) == 3
     assert rec["insertions"] == sum(b.insertions for b in batches) and rec["deletions"] > 0
-    # each batch was drawn on the graph its predecessor left, so the chain applies cleanly
-    current, _ = read_graph(path)
+    # random batches are independent updates of the graph (the paper's static-graph experiment)
+    base, _ = read_graph(path)
     for batch in batches:
-        assert current.has_edges(batch.del_src, batch.del_dst).all()
-        assert not current.has_edges(batch.ins_src, batch.ins_dst).any()
-        current = apply_batch(current, batch, strict=True)
-    assert main(["pagerank", str(path), "--batch", str(out), "--approach", "dfp", "--backend", "cpu",
+        assert base.has_edges(batch.del_src, batch.del_dst).all()
+        assert not base.has_edges(batch.ins_src, batch.ins_dst).any()
+    assert main(["pagerank", str(path), "--batch", str(out), "--approach", "nd", "--backend", "cpu",
                  "--reference"]) == 0
     recs = records(capsys)
-    assert [r["batch_index"] for r in recs] == [0, 1, 2] and all(r["l1_error"] < 1e-5 for r in recs)
+    assert [r["batch_index"] for r in recs] == [0, 1, 2] and all(r["l1_error"] < 1e-8 for r in recs)
+    assert [r["edges"] for r in recs] == [apply_batch(base, b).num_edges for b in batches]
+    # ND on batch 2 starts from the base graph's ranks, not from batch 1's
+    start = pr.static(base).ranks
+    expected = pr.naive_dynamic(base, apply_batch(base, batches[2]), batches[2], start)
+    assert recs[2]["iterations"] == expected.iterations
+
+
+def test_batch_file_of_another_graph_is_refused(tmp_path, capsys, graph_file):
+    other = tmp_path / "other.txt"
+    other.write_text("".join(f"{v} {u}\n" for u, v in EDGES))  # every edge reversed: none is in tiny's
+    out = tmp_path / "b.npz"
+    assert main(["batch", str(other), "--fraction", "0.5", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["pagerank", str(graph_file), "--batch", str(out), "--backend", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{out}: batch 0 does not fit {graph_file}" in err[0]
 
 
 def test_kahn(graph_file, capsys, tmp_path):
@@ -110,6 +125,8 @@ def test_kahn(graph_file, capsys, tmp_path):
     (["pagerank", "{g}", "--alpha", "1.5"], 2, "alpha"),
     (["pagerank", "{missing}"], 2, "missing.txt"),
     (["pagerank", "{g}", "--batch", "{missing}"], 2, "missing.txt"),
+    (["pagerank", "{g}", "--tolerance", "-1"], 2, "tolerance must be at least 0"),
+    (["pagerank", "{g}", "--batch", "{g}"], 2, "not a batch file"),
 ])
 def test_errors_are_one_line(argv, code, text, graph_file, tmp_path, capsys):
     argv = [a.format(g=graph_file, missing=tmp_path / "missing.txt") for a in argv]

@@ -148,3 +148,6 @@ def test_read_graph_path_and_name(tmp_path, write_file):
     assert np.array_equal(again.targets, graph.targets)
     with pytest.raises(KeyError, match="unknown dataset"):
         read_graph("not-a-graph")
+    for missing in ("nope.txt", "nope.mtx.gz", str(tmp_path / "nope")):
+        with pytest.raises(FileNotFoundError, match="no such file"):
+            read_graph(missing)

@@ -418,19 +418,36 @@ def write_batches(path: str | Path, batches: list[Batch], **params) -> None:
             np.savez(fh, **arrays)
 
 
+def _load_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file; a file that is not one is named in the error."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such batch file") from None
+    except (ValueError, OSError, EOFError, AttributeError) as err:  # not a zip of arrays, or pickled data
+        raise ValueError(f"{path}: not a batch file ({err})") from None
+
+
 def read_batches(path: str | Path) -> list[Batch]:
     """Read the batches of a file written by :func:`write_batches`.
 
     Raises
     ------
+    FileNotFoundError
+        If ``path`` does not exist.
     ValueError
-        If the file lacks an array of the format or its pointers are inconsistent.
+        If the file is not an ``.npz`` of the format (missing arrays, non-integer
+        ids, inconsistent pointers).
     """
-    with np.load(path) as data:
-        missing = [n for n in _FIELDS + _POINTERS if n not in data]
-        if missing:
-            raise ValueError(f"{path}: not a batch file (missing {', '.join(missing)})")
-        arrays = {n: data[n] for n in _FIELDS + _POINTERS}
+    data = _load_npz(path)
+    missing = [n for n in _FIELDS + _POINTERS if n not in data]
+    if missing:
+        raise ValueError(f"{path}: not a batch file (missing {', '.join(missing)})")
+    arrays = {n: data[n] for n in _FIELDS + _POINTERS}
+    not_integer = [n for n in arrays if not np.issubdtype(arrays[n].dtype, np.integer)]
+    if not_integer:
+        raise ValueError(f"{path}: {', '.join(not_integer)} must hold integers, not {arrays[not_integer[0]].dtype}")
     del_ptr, ins_ptr = arrays["del_ptr"], arrays["ins_ptr"]
     for ptr, name, length in ((del_ptr, "del_ptr", len(arrays["del_src"])), (ins_ptr, "ins_ptr", len(arrays["ins_src"]))):
         if len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != length or np.any(np.diff(ptr) < 0):
@@ -450,8 +467,7 @@ def read_batches(path: str | Path) -> list[Batch]:
 
 def read_batch_params(path: str | Path) -> dict:
     """The ``param_*`` scalars of a batch file, names without the prefix, as Python values."""
-    with np.load(path) as data:
-        return {k[len("param_"):]: data[k].item() for k in data.files if k.startswith("param_")}
+    return {k[len("param_"):]: v.item() for k, v in _load_npz(path).items() if k.startswith("param_")}
 
 
 # --------------------------------------------------------------------------- applying a batch

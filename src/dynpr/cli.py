@@ -52,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("pagerank", help="run PageRank approaches on a graph and, optionally, a batch file")
     pr.add_argument("graph", help="catalog name or graph file (.txt, .txt.gz, .mtx, .mtx.gz, .tar.gz, prepared .npz)")
-    pr.add_argument("--batch", help="batch file (.npz); its batches are applied one after another")
+    pr.add_argument("--batch", help="batch file (.npz): random batches (dynpr batch, results/batches/*/random_*) "
+                                     "each update GRAPH; others, e.g. temporal slices on their base graph, "
+                                     "are applied one after another")
     pr.add_argument("--approach", action="append", type=_approaches, metavar="CODE[,CODE...]",
                     help=f"approaches ({', '.join(APPROACHES)}); repeatable; default: all with --batch, static without")
     pr.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("graph", help="catalog name or graph file")
     batch.add_argument("--fraction", type=float, required=True, help="batch size as a fraction of |E|, e.g. 1e-4")
     batch.add_argument("--count", type=_positive_int, default=1,
-                       help="consecutive batches, each drawn on the graph the previous one left (default 1)")
+                       help="batches, each an independent update of GRAPH (default 1)")
     batch.add_argument("--insert-share", type=float, default=0.8, help="share of insertions (default 0.8)")
     batch.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
     batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")
@@ -101,42 +103,50 @@ def _run_pagerank(args) -> None:
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations)
     backend = resolve_backend(args.backend)
     graph, _ = read_graph(args.graph)
-    steps = [(None, None, graph)]  # (batch index, batch, graph after it)
-    if args.batch:
-        from dynpr.batches import apply_batch, read_batches
 
-        steps = []
-        current = graph
-        for index, batch in enumerate(read_batches(args.batch)):
-            updated = apply_batch(current, batch)
-            steps.append((index, batch, updated))
-            current = updated
-        # Previous ranks for the first batch: the base graph's converged Static ranks.
+    def run(approach, old, current, batch, index, start, ref):
+        for repeat in range(args.repeat):
+            result = pagerank.update(approach, old, current, batch, start, options, backend=backend)
+            record = {
+                "graph": args.graph, "approach": approach, "backend": result.backend, "device": result.device,
+                "vertices": current.num_vertices, "edges": current.num_edges, "batch_index": index,
+                "deletions": batch.deletions if batch is not None else 0,
+                "insertions": batch.insertions if batch is not None else 0,
+                "repeat": repeat, "iterations": result.iterations, "time_ms": result.time_ms,
+                "phases": result.phases, "affected": result.affected, "variant": result.variant,
+            }
+            if ref is not None:
+                record["l1_error"] = pagerank.l1_error(result.ranks, ref)
+            _emit(record)
+        return result.ranks
+
+    def reference(current):
+        return pagerank.reference(current, options, backend=backend) if args.reference else None
+
+    if not args.batch:
+        last = run("static", None, graph, None, None, None, reference(graph))
+    else:
+        from dynpr.batches import apply_batch, read_batch_params, read_batches
+
+        batches = read_batches(args.batch)
+        # Random batches (the paper's static-graph experiment, `dynpr batch`) each update
+        # GRAPH on their own; any other file is a sequence (temporal slices: GRAPH is the base).
+        independent = read_batch_params(args.batch).get("experiment") == "random"
         base_ranks = pagerank.static(graph, options, backend=backend).ranks
-        previous = {a: base_ranks for a in approaches}
-    old = graph
-    last = None
-    for index, batch, current in steps:
-        ref = pagerank.reference(current, options, backend=backend) if args.reference else None
-        for approach in approaches:
-            for repeat in range(args.repeat):
-                prev = previous[approach] if batch is not None else None
-                result = pagerank.update(approach, old, current, batch, prev, options, backend=backend)
-                record = {
-                    "graph": args.graph, "approach": approach, "backend": result.backend, "device": result.device,
-                    "vertices": current.num_vertices, "edges": current.num_edges, "batch_index": index,
-                    "deletions": batch.deletions if batch is not None else 0,
-                    "insertions": batch.insertions if batch is not None else 0,
-                    "repeat": repeat, "iterations": result.iterations, "time_ms": result.time_ms,
-                    "phases": result.phases, "affected": result.affected, "variant": result.variant,
-                }
-                if ref is not None:
-                    record["l1_error"] = pagerank.l1_error(result.ranks, ref)
-                _emit(record)
-                last = result.ranks
-            if batch is not None:
-                previous[approach] = last  # dynamic approaches carry their own ranks to the next batch
-        old = current
+        previous = dict.fromkeys(approaches, base_ranks)
+        old = graph
+        for index, batch in enumerate(batches):
+            try:
+                current = apply_batch(old, batch, strict=True)
+            except ValueError as err:
+                raise ValueError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
+            ref = reference(current)
+            for approach in approaches:
+                last = run(approach, old, current, batch, index, previous[approach], ref)
+                if not independent:
+                    previous[approach] = last  # each dynamic approach carries its own ranks on
+            if not independent:
+                old = current
     if args.ranks_out:
         from dynpr.fileio import atomic_path
 
@@ -145,15 +155,13 @@ def _run_pagerank(args) -> None:
 
 
 def _run_batch(args) -> None:
-    from dynpr.batches import apply_batch, batch_rng, random_batch, write_batches
+    from dynpr.batches import batch_rng, random_batch, write_batches
     from dynpr.prepare import read_graph
 
     graph, _ = read_graph(args.graph)
-    rng = batch_rng(args.seed, str(args.graph), args.fraction, 0)
-    batches = []
-    for _ in range(args.count):
-        batches.append(random_batch(graph, args.fraction, args.insert_share, rng))
-        graph = apply_batch(graph, batches[-1], strict=True)
+    batches = [random_batch(graph, args.fraction, args.insert_share, batch_rng(args.seed, str(args.graph),
+                                                                                args.fraction, repeat))
+               for repeat in range(args.count)]
     write_batches(args.out, batches, graph=str(args.graph), experiment="random", fraction=args.fraction,
                   insert_share=args.insert_share, seed=args.seed)
     _emit({"graph": args.graph, "out": args.out, "batches": len(batches),

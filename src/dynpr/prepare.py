@@ -25,6 +25,8 @@ from dynpr.rmat import rmat_edges
 log = logging.getLogger("dynpr.prepare")
 
 Temporal = tuple[np.ndarray, np.ndarray, np.ndarray]
+# what makes an argument a file path rather than a catalog name
+GRAPH_SUFFIXES = {".txt", ".gz", ".mtx", ".npz"}
 
 
 class CountMismatchError(ValueError):
@@ -264,6 +266,8 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
             return load_prepared(path)
         built, temporal, _, _ = build_graph(read_edges(path), name=str(path))
         return built, temporal
+    if path.suffix in GRAPH_SUFFIXES or len(path.parts) > 1:
+        raise FileNotFoundError(f"{graph}: no such file")
     catalog = load_catalog()
     ds = get_dataset(str(graph), catalog)
     prepared = Path(results) / f"{ds.name}.npz"

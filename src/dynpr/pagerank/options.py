@@ -39,6 +39,9 @@ class PageRankOptions:
     def __post_init__(self):
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        for name in ("tolerance", "frontier_tolerance", "prune_tolerance"):
+            if not getattr(self, name) >= 0:  # also rejects NaN
+                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
         if self.max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
         if self.partition not in PARTITIONS:
