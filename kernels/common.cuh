@@ -9,40 +9,37 @@ namespace dynpr {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 
-__device__ __forceinline__ double warp_sum(double x) {
-  for (int off = 16; off > 0; off >>= 1) x += __shfl_down_sync(0xffffffffu, x, off);
+struct Sum {
+  __device__ double operator()(double a, double b) const { return a + b; }
+};
+struct Max {
+  __device__ double operator()(double a, double b) const { return fmax(a, b); }
+};
+
+template <class Op>
+__device__ __forceinline__ double warp_reduce(double x) {
+  for (int off = 16; off > 0; off >>= 1) x = Op()(x, __shfl_down_sync(0xffffffffu, x, off));
   return x;
 }
 
-__device__ __forceinline__ double warp_max(double x) {
-  for (int off = 16; off > 0; off >>= 1) x = fmax(x, __shfl_down_sync(0xffffffffu, x, off));
-  return x;
-}
-
-// Sum over the block (blockDim.x == kBlock); the result is valid in thread 0.
-// Warp shuffles first, then one value per warp through shared memory.
-__device__ __forceinline__ double block_sum(double x) {
+// Reduce over the block (blockDim.x == kBlock); the result is valid in thread 0.
+// Warp shuffles first, then one value per warp through shared memory (one
+// scratch array per Op). 0 is the identity of Sum and of Max over the
+// non-negative changes it is used for.
+template <class Op>
+__device__ __forceinline__ double block_reduce(double x) {
   __shared__ double partial[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  x = warp_sum(x);
+  x = warp_reduce<Op>(x);
   if (lane == 0) partial[warp] = x;
   __syncthreads();
   x = threadIdx.x < kWarps ? partial[threadIdx.x] : 0.0;
-  if (warp == 0) x = warp_sum(x);
+  if (warp == 0) x = warp_reduce<Op>(x);
   return x;
 }
 
-// Max over the block of non-negative values; valid in thread 0.
-__device__ __forceinline__ double block_max(double x) {
-  __shared__ double partial[kWarps];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  x = warp_max(x);
-  if (lane == 0) partial[warp] = x;
-  __syncthreads();
-  x = threadIdx.x < kWarps ? partial[threadIdx.x] : 0.0;
-  if (warp == 0) x = warp_max(x);
-  return x;
-}
+__device__ __forceinline__ double block_sum(double x) { return block_reduce<Sum>(x); }
+__device__ __forceinline__ double block_max(double x) { return block_reduce<Max>(x); }
 
 // L-infinity accumulation across blocks: for non-negative IEEE-754 doubles the
 // order of the values equals the order of their bit patterns read as unsigned
