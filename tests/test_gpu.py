@@ -307,7 +307,7 @@ def test_too_big_graph_fails_before_upload(monkeypatch):
 
 @pytest.mark.parametrize("partition", ("none", "in_out"))
 @pytest.mark.parametrize("approach", ("df", "dfp"))
-@pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow"))
+@pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "web-NotreDame"))
 def test_fused_frontier_matches_unfused(name, approach, partition):
     # The default folds the expansion into the rank launch (rank_classes over class lists, or
     # rank_chunks at level none); classes_unfused runs the same classes as separate
@@ -318,6 +318,28 @@ def test_fused_frontier_matches_unfused(name, approach, partition):
     unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
     assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected)
     np.testing.assert_array_equal(fused.ranks, unfused.ranks)
+
+
+@pytest.mark.parametrize("approach", ("df", "dfp"))
+def test_long_out_lists_are_expanded_by_the_warp(approach):
+    # Vertex 0 has two in-edges (a thread-class vertex) and 200 out-edges, so the fused
+    # kernel hands its expansion to the whole warp; the new edge 250 -> 0 changes its rank.
+    n = 300
+    ring = np.arange(n)
+    src = np.concatenate([np.zeros(200, dtype=np.int64), ring])
+    dst = np.concatenate([np.arange(1, 201), (ring + 1) % n])
+    old = Graph.from_edges(src, dst, n)
+    batch = Batch(np.empty(0, np.int32), np.empty(0, np.int32), np.array([250], np.int32), np.array([0], np.int32))
+    new = apply_batch(old, batch)
+    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
+    fused = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant="classes_unfused"))
+    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    assert fused.affected > 200  # the expansion reached 0's out-neighbours
+    assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected)
+    np.testing.assert_array_equal(fused.ranks, unfused.ranks)
+    assert abs(fused.iterations - cpu.iterations) <= 1 and abs(fused.affected - cpu.affected) <= 2
+    assert l1_error(fused.ranks, cpu.ranks) <= 1e-12
 
 
 @pytest.mark.parametrize("name", ("soc-Epinions1", "rmat14"))

@@ -311,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--graphs", nargs="+", default=list(DEFAULT_GRAPHS))
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--ablation-graphs", nargs="+", default=["sx-mathoverflow", "rmat20-gpu"])
+    parser.add_argument("--ablation-graphs", nargs="+",
+                        default=["sx-mathoverflow", "soc-Epinions1", "web-NotreDame", "rmat20-gpu"])
     parser.add_argument("--ablation-variants", nargs="+", choices=VARIANTS, default=["partitioned", "classes"])
     parser.add_argument("--fractions", type=float, nargs="+", default=[1e-5, 1e-4, 1e-3])
     parser.add_argument("--batches", type=int, default=20, help="temporal batches per fraction")
