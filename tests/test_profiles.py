@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROFILES = ROOT / "workflow" / "profiles"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 HAVE_SLURM_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
-GPU_RULES = ("run_experiment",)
+GPU_RULES = ("run_experiment", "bench")
 
 
 def load_profile(name: str) -> dict:
@@ -179,3 +179,6 @@ def test_workflow_dry_run_gives_every_gpu_job_one_gpu():
     # Only GPU rules hold a GPU slot.
     others = [(rule, res) for rule, res in jobs if rule not in GPU_RULES]
     assert others and all(res.get("gpu", "0") == "0" for _, res in others)
+    # The benchmark tables (a separate target) take one GPU too.
+    bench = planned_jobs(run_snakemake(["-n", "--forceall", "--profile", str(PROFILES / profile), "bench"], cwd=ROOT))
+    assert [res.get("gpu") for rule, res in bench if rule == "bench"] == ["1"], bench
