@@ -11,7 +11,6 @@ Usage: ``python benchmarks/bench_pagerank_cpu.py [--graph web-NotreDame] [--frac
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from dynpr.batches import apply_batch, batch_rng, random_batch
 from dynpr.fileio import atomic_path
 from dynpr.graph import Graph
 from dynpr.kahn import kahn
+from dynpr.results import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,14 +56,6 @@ def scipy_power_iteration(graph: Graph, alpha=0.85, tol=1e-10, max_iter=500):
     return r, it, (time.perf_counter() - t) * 1e3
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graph", default="web-NotreDame")
@@ -75,7 +67,7 @@ def main() -> None:
 
     graph = load_graph(args.graph)
     common = {"dataset": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
-              "device": device_name("cpu"), "git_commit": git_commit()}
+              "device": device_name("cpu"), "git_commit": git_commit(ROOT)}
     rows = []
 
     def record(approach, fraction, repeat, result=None, wall_ms=None, error=None, **extra):
