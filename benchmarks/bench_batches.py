@@ -2,7 +2,7 @@
 
 Writes one row per repeat to ``results/bench/batches.csv`` (device, git commit,
 parameters, seconds). The graph is the prepared one (``results/graphs/{dataset}.npz``)
-when it exists, else the embedded SNAP file parsed directly.
+when it exists, else the dataset read as ``dynpr pagerank`` reads it (``dynpr.prepare.read_graph``).
 
     python benchmarks/bench_batches.py [--dataset web-NotreDame] [--fraction 0.1] [--repeats 3]
 """
@@ -19,31 +19,10 @@ import pandas as pd
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
 from dynpr.fileio import atomic_path
-from dynpr.graph import Graph
+from dynpr.prepare import read_graph
 from dynpr.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_graph(dataset: str) -> tuple[Graph, str]:
-    """The prepared graph if present, else the embedded SNAP edge list (tab-separated, '#' comments)."""
-    prepared = ROOT / "results" / "graphs" / f"{dataset}.npz"
-    if prepared.exists():
-        return Graph.load(prepared), str(prepared.relative_to(ROOT))
-    embedded = ROOT / "datasets" / "embedded" / f"{dataset}.txt.gz"
-    edges = pd.read_csv(embedded, sep="\t", comment="#", header=None, names=["src", "dst"], dtype=np.int64)
-    return Graph.from_edges(edges["src"].to_numpy(), edges["dst"].to_numpy()), str(embedded.relative_to(ROOT))
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else the platform's name."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return device_name("cpu")
 
 
 def main() -> None:
@@ -56,7 +35,8 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "batches.csv"))
     args = parser.parse_args()
 
-    graph, source = load_graph(args.dataset)
+    graph, _ = read_graph(args.dataset, results=ROOT / "results" / "graphs")
+    device, commit = device_name("cpu"), git_commit(ROOT)
     rows = []
     for repeat in range(args.repeats):
         start = time.perf_counter()
@@ -68,11 +48,11 @@ def main() -> None:
         if report.skipped:
             raise RuntimeError(f"random batch {repeat} had {report.skipped} no-op edges: {report}")
         rows.append(dict(
-            benchmark="random_batch", dataset=args.dataset, source=source, vertices=graph.num_vertices,
+            benchmark="random_batch", dataset=args.dataset, vertices=graph.num_vertices,
             edges=graph.num_edges, fraction=args.fraction, insert_share=args.insert_share, seed=args.seed,
             repeat=repeat, insertions=batch.insertions, deletions=batch.deletions, edges_after=updated.num_edges,
-            generate_s=generate_s, apply_s=apply_s, device=cpu_model(), numpy=np.__version__,
-            git_commit=git_commit(ROOT), timestamp=timestamp(),
+            generate_s=generate_s, apply_s=apply_s, device=device, numpy=np.__version__,
+            git_commit=commit, timestamp=timestamp(),
         ))
         print(f"{args.dataset} repeat {repeat}: {batch.insertions} insertions + {batch.deletions} deletions; "
               f"generate {generate_s:.3f} s, apply {apply_s:.3f} s")

@@ -10,7 +10,6 @@ in-degree bounds; median of ``--repeats`` runs. Writes ``results/bench/class_bou
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 from pathlib import Path
 
@@ -21,6 +20,9 @@ from dynpr.backend import device_name
 from dynpr.bench import _write, load_graph
 from dynpr.gpu import pagerank as engine
 from dynpr.pagerank.options import PageRankOptions
+from dynpr.results import git_commit
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 1024), (16, 128, 4096), (32, 256, 4096), (64, 512, 8192),
               (128, 1024, 16384))
@@ -32,7 +34,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("results/bench/class_bounds.csv"))
     args = parser.parse_args(argv)
-    commit = os.environ.get("DYNPR_GIT_COMMIT", "unknown")
+    commit = git_commit(ROOT)
     options = PageRankOptions()
     engine._warm_up()
     rows = []

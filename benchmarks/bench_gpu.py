@@ -13,7 +13,6 @@ medians per approach and fraction. Datasets: an embedded SNAP name, or ``rmatS``
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
 from dynpr.pagerank import l1_error
 from dynpr.pagerank.options import PARTITIONS, PageRankOptions
+from dynpr.results import git_commit
 from dynpr.rmat import rmat_edges
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,11 +102,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     out = args.out or ROOT / "results" / "bench" / f"gpu_{args.dataset}_{args.mode}.csv"
-    commit = os.environ.get("DYNPR_GIT_COMMIT")
-    if commit is None:
-        from dynpr.results import git_commit
-
-        commit = git_commit(ROOT)
+    commit = git_commit(ROOT)
     device = device_name("gpu")
     if args.mode == "kahn":
         table = pd.DataFrame(bench_kahn(args)).assign(device=device, git_commit=commit)

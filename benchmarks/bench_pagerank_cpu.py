@@ -24,20 +24,10 @@ from dynpr.batches import apply_batch, batch_rng, random_batch
 from dynpr.fileio import atomic_path
 from dynpr.graph import Graph
 from dynpr.kahn import kahn
+from dynpr.prepare import read_graph
 from dynpr.results import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_graph(name: str) -> Graph:
-    """The graph through dynpr.prepare when present, else the embedded SNAP file parsed directly."""
-    try:
-        from dynpr.prepare import read_graph
-    except ImportError:
-        path = Path(name) if Path(name).exists() else ROOT / "datasets" / "embedded" / f"{name}.txt.gz"
-        edges = pd.read_csv(path, comment="#", sep=r"\s+", header=None, dtype=np.int64).to_numpy()
-        return Graph.from_edges(edges[:, 0], edges[:, 1])
-    return read_graph(name)[0]
 
 
 def scipy_power_iteration(graph: Graph, alpha=0.85, tol=1e-10, max_iter=500):
@@ -65,7 +55,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "pagerank_cpu.csv"))
     args = parser.parse_args()
 
-    graph = load_graph(args.graph)
+    graph, _ = read_graph(args.graph, results=ROOT / "results" / "graphs")
     common = {"dataset": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
               "device": device_name("cpu"), "git_commit": git_commit(ROOT)}
     rows = []
@@ -110,7 +100,6 @@ def main() -> None:
                levels=result.levels)
 
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False)
     print(f"wrote {out}")

@@ -10,31 +10,21 @@ Usage: ``python benchmarks/bench_prepare.py [--graphs web-NotreDame rmat-20] [--
 from __future__ import annotations
 
 import argparse
-import datetime
 import logging
-import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from dynpr.backend import device_name
 from dynpr.catalog import get_dataset
 from dynpr.fileio import atomic_path
 from dynpr.prepare import prepare
+from dynpr.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = {"web-NotreDame": 15.0, "rmat-20": 30.0}
-
-
-def git_commit() -> str:
-    """Short commit of the checkout, or 'unknown'."""
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 class _PhaseTimes(logging.Handler):
@@ -74,8 +64,8 @@ def main() -> None:
                 "input_records": stats["input_records"], "vertices": stats["vertices"], "edges": stats["edges"],
                 "edges_with_self_loops": stats["edges_with_self_loops"], "target_s": target,
                 "meets_target": None if target is None else seconds < target,
-                "device": f"cpu ({platform.processor() or platform.machine()})", "git_commit": git_commit(),
-                "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "device": device_name("cpu"), "git_commit": git_commit(ROOT),
+                "timestamp": timestamp(),
             })
             print(f"{name} #{rep}: {seconds:.2f} s (read {read_s:.2f} s, build {build_s:.2f} s), "
                   f"{stats['input_records']:,} records -> {stats['edges_with_self_loops']:,} edges"

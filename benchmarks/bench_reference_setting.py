@@ -35,7 +35,7 @@ REFERENCE_L1 = {1e-5: 5e-8, 1e-4: 6e-8, 1e-3: 1e-7}
 def file_order_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Temporal edges in file order (as the reference reads them), ids renumbered densely."""
     edges = pd.read_csv(path, sep=r"\s+", header=None, comment="#", usecols=[0, 1], dtype=np.int64).to_numpy()
-    ids, dense = np.unique(edges, return_inverse=True)
+    _, dense = np.unique(edges, return_inverse=True)
     dense = dense.reshape(edges.shape).astype(np.int32)
     return dense[:, 0], dense[:, 1]
 
@@ -48,13 +48,14 @@ def run(src, dst, rows: int, fraction: float, num_batches: int, backend: str, lo
     for index, batch in enumerate(batches):
         updated = apply_batch(graph, batch)
         ref = pr.reference(updated, backend=backend)
-        for approach in ("static", "dfp"):
-            result = pr.update(approach, graph, updated, batch, dfp_ranks, backend=backend)
+        results = {approach: pr.update(approach, graph, updated, batch, dfp_ranks, backend=backend)
+                   for approach in ("static", "dfp")}
+        for approach, result in results.items():
             out.append({"approach": approach, "batch_index": index, "insertions": batch.insertions,
                         "iterations": result.iterations, "time_ms": result.time_ms,
                         "l1_error": pr.l1_error(result.ranks, ref), "variant": result.variant,
                         "device": result.device})
-        graph, dfp_ranks = updated, result.ranks
+        graph, dfp_ranks = updated, results["dfp"].ranks
         if (index + 1) % 25 == 0:
             log(f"  rows {rows}, fraction {fraction:g}: {index + 1}/{num_batches} batches")
     return out
@@ -70,6 +71,7 @@ def main() -> None:
     args = parser.parse_args()
 
     backend = resolve_backend(args.backend)
+    commit = git_commit(ROOT)
     src, dst = file_order_edges(ROOT / "datasets" / "embedded" / f"{DATASET}.txt.gz")
     vertices = int(max(src.max(), dst.max())) + 1
     rows = []
@@ -78,10 +80,9 @@ def main() -> None:
             for row in run(src, dst, pad * vertices, fraction, args.batches, backend):
                 rows.append({"dataset": DATASET, "rows": pad * vertices, "pad": pad, "batch_fraction": fraction,
                              "order": "file", "num_batches": args.batches, "backend": backend, **row,
-                             "git_commit": git_commit(ROOT), "timestamp": timestamp()})
+                             "git_commit": commit, "timestamp": timestamp()})
     table = pd.DataFrame(rows)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp:
         table.to_csv(tmp, index=False)
 
@@ -92,7 +93,7 @@ def main() -> None:
         iterations=("iterations", "mean"))
     summary["static_ms"] = static_ms
     summary["reference_l1"] = [REFERENCE_L1.get(f, np.nan) for f in summary.index.get_level_values(1)]
-    print(f"{device_name(backend)}, commit {git_commit(ROOT)}, DF-P over {args.batches} chained batches:")
+    print(f"{device_name(backend)}, commit {commit}, DF-P over {args.batches} chained batches:")
     print(summary.to_string(float_format=lambda v: f"{v:.3g}"))
     print(f"wrote {out}")
 

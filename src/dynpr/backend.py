@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import platform
+from pathlib import Path
 
 BACKENDS = ("auto", "cpu", "gpu")
 
@@ -39,6 +41,16 @@ def device_name(backend: str) -> str:
 
         props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
         return props["name"].decode()
-    import platform
+    return _cpu_model()
 
+
+@functools.cache
+def _cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else the platform's name."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
     return platform.processor() or platform.machine() or "cpu"

@@ -295,7 +295,6 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
 def _write(table: pd.DataFrame, path: Path) -> None:
     from dynpr.fileio import atomic_path
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         table.to_csv(tmp, index=False)
 
