@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from dynpr.fileio import atomic_path
-from dynpr.graph import VERTEX_DTYPE, Graph, edge_keys
+from dynpr.graph import VERTEX_DTYPE, Graph, edge_keys, unique_sorted
 
 _FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
 _POINTERS = ("del_ptr", "ins_ptr")
@@ -225,7 +225,7 @@ def temporal_batches(
 
     # The first occurrence of each key after the base decides where it is inserted;
     # a later occurrence is a repeat within the same batch or already present after it.
-    uniq, first_pos, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    _, first_pos, inverse = np.unique(keys, return_index=True, return_inverse=True)
     first_batch = which[first_pos][inverse]
     is_first = np.zeros(len(keys), dtype=bool)
     is_first[first_pos] = True
@@ -525,7 +525,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
 
     loops = batch.del_src == batch.del_dst
     del_keys = edge_keys(batch.del_src[~loops], batch.del_dst[~loops], n)
-    del_unique = np.unique(del_keys)
+    del_unique = unique_sorted(del_keys)
     pos = np.searchsorted(keys, del_unique)
     found = pos < len(keys)
     found[found] = keys[pos[found]] == del_unique[found]
@@ -533,7 +533,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
     keep[pos[found]] = False
     kept = keys[keep]
 
-    ins_unique = np.unique(edge_keys(batch.ins_src, batch.ins_dst, n))
+    ins_unique = unique_sorted(edge_keys(batch.ins_src, batch.ins_dst, n))
     new = ins_unique[~_contains(kept, ins_unique)]
     merged = _merge_disjoint(kept, new)
     all_loops = np.arange(n, dtype=np.int64) * np.int64(n + 1)

@@ -14,7 +14,6 @@ folder searched by file name.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import logging
 import os
 import re
@@ -31,6 +30,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from dynpr.catalog import Dataset
+from dynpr.fileio import sha256_file
 
 log = logging.getLogger("dynpr.download")
 
@@ -148,8 +148,7 @@ def verify_file(path: Path, *, name: str, source: str, sha256: str | None = None
         raise DownloadError(f"{source}: size {actual} bytes differs from the catalog's {size}; "
                             "the upstream file changed or the transfer is corrupt")
     if sha256 is not None:
-        with open(path, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        digest = sha256_file(path)
         if digest != sha256:
             raise DownloadError(f"{source}: sha256 {digest} differs from the catalog's {sha256}; "
                                 "the upstream file changed or the transfer is corrupt")

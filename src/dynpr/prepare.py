@@ -8,7 +8,6 @@ for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DES
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from dynpr.catalog import Dataset, get_dataset, load_catalog
-from dynpr.fileio import write_text_atomic
+from dynpr.fileio import sha256_file, write_text_atomic
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, unique_sorted
 from dynpr.io import EdgeData, read_edges
 from dynpr.rmat import rmat_edges
@@ -31,12 +30,6 @@ GRAPH_SUFFIXES = {".txt", ".gz", ".mtx", ".npz"}
 
 class CountMismatchError(ValueError):
     """A prepared graph whose counts differ from the catalog's published ones."""
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, np.ndarray, dict]:
