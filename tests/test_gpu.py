@@ -305,6 +305,17 @@ def test_too_big_graph_fails_before_upload(monkeypatch):
     np.testing.assert_array_equal(again.ranks, first.ranks)
 
 
+def test_kahn_too_big_fails_before_allocating(monkeypatch):
+    cupy = pytest.importorskip("cupy")
+    graph = _dag(1000, depth_chain=False)
+    gpu_kahn(graph)  # compiled and warmed up outside the patch
+    with monkeypatch.context() as patch:
+        patch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
+        patch.setattr(cupy, "get_default_memory_pool", lambda: type("Pool", (), {"free_bytes": lambda self: 0})())
+        with pytest.raises(MemoryError, match=r"^graph needs 0\.\d\d GiB on the GPU, device has 0\.00 GiB free"):
+            gpu_kahn(graph)
+
+
 @pytest.mark.parametrize("partition", ("none", "in_out"))
 @pytest.mark.parametrize("approach", ("df", "dfp"))
 @pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "web-NotreDame"))

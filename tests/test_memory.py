@@ -14,7 +14,9 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
     built with NumPy and summed (as listed in ``dynpr.gpu.pagerank._run_gated`` and ``ClassRanks``)."""
     n = graph.num_vertices
     if approach == "kahn":
-        arrays = [graph.offsets, graph.targets, graph.in_offsets, np.empty((4, n), np.int32)]
+        # as dynpr.gpu.kahn._buffers: in-degree, flags, scan, two frontiers, per-level sizes
+        arrays = [graph.offsets, graph.targets, graph.in_offsets, np.empty((5, n), np.int32),
+                  np.empty(n + 1, np.int32)]
         return sum(a.nbytes for a in arrays)
     degree = np.diff(graph.offsets)  # the upload's scratch
     uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree, degree]

@@ -21,6 +21,7 @@ import numpy as np
 
 from dynpr.gpu import loader
 from dynpr.gpu.device import BLOCK, grid_for
+from dynpr.gpu.memory import check_fits
 
 
 def _levels(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
@@ -103,6 +104,8 @@ def kahn(graph, *, driver: str = "persistent"):
     ------
     RuntimeError
         If CuPy or a CUDA device is missing.
+    MemoryError
+        If the buffers need more device memory than is free (checked before allocating).
     ValueError
         For an unknown driver.
     """
@@ -118,6 +121,7 @@ def kahn(graph, *, driver: str = "persistent"):
     if n == 0:
         return KahnResult(is_dag=True, processed=0, levels=0, remaining=np.empty(0, np.int32),
                           time_ms=0.0, backend="gpu", device=device_name("gpu"))
+    check_fits(n, graph.num_edges, "kahn")  # one line before allocating, not a CuPy OutOfMemoryError
     buffers = _buffers(cupy, graph)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()

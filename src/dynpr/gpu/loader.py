@@ -119,7 +119,7 @@ PAGERANK_TEMPLATES = tuple(
     [rank_kernel_name(k, listed, mode) for k in ("thread", "block") for listed in (False, True) for mode in RANK_MODES]
     + [expand_kernel_name(k, listed) for k in ("thread", "block") for listed in (False, True)]
     + [group_kernel_name(g, listed, mode, True) for g in GROUP_SIZES for listed in (False, True) for mode in RANK_MODES]
-    + [group_kernel_name(g, False, RANK_MODES[0], False) for g in GROUP_SIZES]
+    + [group_kernel_name(g, False, RANK_MODES[0], False) for g in (1, 32, 256)]  # pull_thread/warp/block
     + [fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES]
 )
 PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "mark_frontier", "bfs_seed", "bfs_step",

@@ -52,8 +52,9 @@ counter (3n + 4). ``cusparse`` (Static/ND) keeps the graph, R, the pull
 matrix's values and int32 row offsets (8m + 4(n+1)) and three float64 n-vector
 temporaries per iteration (24n).
 
-Kahn (``kahn``): out CSR and in offsets, 16(n+1) + 4m, and four int32 vectors
-(in-degree, two frontiers, scratch), 16n.
+Kahn (``kahn``, :func:`dynpr.gpu.kahn._buffers`): out CSR and in offsets,
+16(n+1) + 4m, five int32 vectors (in-degree, flags, scan, two frontiers), 20n,
+and the per-level frontier sizes, 4(n+1).
 
 Kernel modules, the CUDA context, CUDA graphs (captured iterations), CUB
 scratch and the CuPy pool's rounding are not in the model; :func:`check_fits`
@@ -137,7 +138,7 @@ def device_bytes_needed(
     if variant not in MODEL_VARIANTS:
         raise ValueError(f"variant must be one of {MODEL_VARIANTS}, got {variant!r}")
     if approach == "kahn":
-        return 16 * (n + 1) + 4 * m + 16 * n
+        return 20 * (n + 1) + 4 * m + 20 * n
 
     graph = 16 * (n + 1) + 8 * m + 16 * n  # both CSRs, 1/d and its upload scratch
     frontier = approach in ("df", "dfp")
