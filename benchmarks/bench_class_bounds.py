@@ -1,7 +1,7 @@
 """Time the default GPU variant's degree-class bounds (thread / 8 lanes / warp / block) on a few graphs.
 
-Static PageRank through ``dynpr.gpu.pagerank._run_gated`` with the default's lanes and other
-in-degree bounds; median of ``--repeats`` runs. Writes ``results/bench/class_bounds.csv`` (or
+Static PageRank through ``dynpr.gpu.pagerank.run_classes`` with the default's lanes and other
+in-degree bounds (no relabelling); median of ``--repeats`` runs. Writes ``results/bench/class_bounds.csv`` (or
 ``--out``) with device and git commit, and prints ms per iteration per graph and bounds.
 
     PYTHONPATH=src python benchmarks/bench_class_bounds.py --graphs sx-mathoverflow rmat22-gpu
@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.bench import _write, load_graph
+from dynpr.bench import load_graph, write_table
+from dynpr.designs import VARIANTS
 from dynpr.gpu import pagerank as engine
+from dynpr.gpu.device_graph import to_device
 from dynpr.pagerank.options import PageRankOptions
 from dynpr.results import git_commit
 
@@ -36,23 +39,24 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     commit = git_commit(ROOT)
     options = PageRankOptions()
-    engine._warm_up()
+    engine.update("static", None, load_graph("CollegeMsg")[0], None, None, options)  # compiles and warms up
+    design = replace(VARIANTS["classes"], relabel=False)
     rows = []
     for name in args.graphs:
         graph, _ = load_graph(name)
-        g = engine.to_device(graph)
+        g = to_device(graph)
         start = np.full(graph.num_vertices, 1.0 / graph.num_vertices)
         for bounds in CANDIDATES:
-            variant = engine.Variant(engine._classes(engine.CLASS_LANES, bounds, True), False, True)
-            runs = [engine._run_gated("static", g, None, None, start, options, variant) for _ in range(args.repeats)]
-            iterations = runs[0][1]
-            ms = statistics.median(sum(r[2].values()) for r in runs)
+            runs = [engine.run_classes("static", g, None, None, start, options, design, bounds)
+                    for _ in range(args.repeats)]
+            iterations = runs[0].iterations
+            ms = statistics.median(sum(r.phases.values()) for r in runs)
             rows.append({"graph": name, "bounds": "/".join(map(str, bounds)), "iterations": iterations,
                          "time_ms": ms, "ms_per_iteration": ms / iterations, "device": device_name("gpu"),
                          "git_commit": commit})
             print(f"{name:16s} {rows[-1]['bounds']:14s} it={iterations} {ms:8.3f} ms "
                   f"{1e3 * ms / iterations:8.1f} us/it", flush=True)
-    _write(pd.DataFrame(rows), args.out)
+    write_table(pd.DataFrame(rows), args.out)
 
 
 if __name__ == "__main__":

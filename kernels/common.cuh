@@ -4,9 +4,14 @@
 
 namespace dynpr {
 
-// Threads per block of every kernel; block reductions below assume a multiple
-// of 32 and at most 1024.
-constexpr int kBlock = 256;
+// Threads per block of every kernel, from dynpr.designs.BLOCK (the loader
+// passes it as a define); block reductions below assume a multiple of 32 and
+// at most 1024.
+#ifndef DYNPR_BLOCK
+#error "compile with -DDYNPR_BLOCK=<threads per block> (dynpr.designs.nvrtc_defines)"
+#endif
+constexpr int kBlock = DYNPR_BLOCK;
+static_assert(kBlock % 32 == 0 && kBlock <= 1024, "a block is whole warps, at most 1024 threads");
 constexpr int kWarps = kBlock / 32;
 
 struct Sum {

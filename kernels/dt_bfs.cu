@@ -1,4 +1,4 @@
-// DT's affected set (seed 003: every vertex reachable from the source of a
+// DT's affected set (the paper: every vertex reachable from the source of a
 // deleted or inserted edge, in the old graph and in the new one) in one
 // persistent cooperative launch: no host round trip per BFS level. Compiled
 // on its own, like kahn_persistent.cu: only cooperative modules need it.

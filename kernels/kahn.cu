@@ -1,4 +1,5 @@
-// Kahn's topological sort, level-synchronous on CSR (seed 002, section 6.2).
+// Kahn's topological sort, level-synchronous on CSR (the companion report
+// "CUDA-Based Cycle Detection in Directed Graphs Using Kahn's Algorithm", section 6.2).
 // No shared header needed: every kernel here is a flat per-vertex map.
 
 // In-degrees from the transpose's offsets, and flag[v] = 1 where it is zero.
@@ -21,7 +22,7 @@ extern "C" __global__ void kahn_compact(int n, const int* flag, const int* scan,
 // per edge; the decrement that takes it to zero (exactly one thread sees
 // atomicSub return 1) appends the vertex to the next frontier through an
 // atomic counter. That compaction costs O(frontier) per level, where a flag
-// array + scan over all vertices would cost O(n) per level (seed 002 scans
+// array + scan over all vertices would cost O(n) per level (the report scans
 // every level). One warp per frontier vertex, its lanes striding the edges:
 // with one thread per vertex an R-MAT hub's ~10^5 serial atomics set the
 // length of its whole level.

@@ -1,7 +1,7 @@
 """GPU engines against their CPU twins (run on a machine with CuPy and a CUDA device).
 
 Oracles: ``dynpr.pagerank.cpu`` (same semantics, SciPy) and ``dynpr.kahn``'s
-CPU path; the reference ranks of seed 003 (Static at tau=1e-100, 500
+CPU path; the paper's reference ranks (Static at tau=1e-100, 500
 iterations) computed on the CPU; DT's affected set from the CPU marking.
 """
 
@@ -22,13 +22,15 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 from dynpr import APPROACHES  # noqa: E402
 from dynpr.batches import Batch, apply_batch, random_batch  # noqa: E402
 from dynpr.graph import Graph  # noqa: E402
-from dynpr.gpu import device as gpu_device  # noqa: E402
+from dynpr import designs  # noqa: E402
+from dynpr.gpu import classes as gpu_classes  # noqa: E402
+from dynpr.gpu import device_graph as gpu_device  # noqa: E402
 from dynpr.gpu import loader  # noqa: E402
 from dynpr.gpu import pagerank as gpu_pagerank  # noqa: E402
 from dynpr.kahn import kahn  # noqa: E402
 from dynpr.pagerank import cpu as cpu_pagerank  # noqa: E402
 from dynpr.pagerank import l1_error, marking, reference  # noqa: E402
-from dynpr.pagerank.options import PageRankOptions  # noqa: E402
+from dynpr.pagerank.options import ConvergenceError, PageRankOptions  # noqa: E402
 from dynpr.rmat import rmat_edges  # noqa: E402
 
 EMBEDDED = Path(__file__).resolve().parents[1] / "datasets" / "embedded"
@@ -78,6 +80,7 @@ def test_static_initial_and_cap():
     cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
     gpu = gpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
     assert gpu.iterations == cpu.iterations == 7
+    assert gpu.converged == cpu.converged
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
 
 
@@ -194,9 +197,9 @@ def test_kahn_on_graph_with_self_loops_processes_nothing():
     assert len(result.remaining) == graph.num_vertices
 
 
-# ---- issue 7: kernel variants, device-side convergence, persistent Kahn ----
+# ---- kernel variants, device-side convergence, persistent Kahn ----
 
-from dynpr.dag import random_dag  # noqa: E402
+from dynpr.random_dag import random_dag  # noqa: E402
 from dynpr.gpu import VARIANTS  # noqa: E402
 from dynpr.gpu.kahn import kahn as gpu_kahn  # noqa: E402
 
@@ -230,6 +233,7 @@ def test_variant_cap_and_initial(variant):
     cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
     gpu = gpu_pagerank.update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
     assert gpu.iterations == cpu.iterations == 7
+    assert gpu.converged == cpu.converged
     # These ranks sum to ~n/2, not 1: rounding (push_atomic's atomic order) scales with the sum.
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-15 * graph.num_vertices
 
@@ -242,6 +246,7 @@ def test_graph_replay_stops_at_the_cap(iterations):
     cpu = cpu_pagerank.update("static", None, graph, None, None, options)
     gpu = gpu_pagerank.update("static", None, graph, None, None, options)
     assert gpu.iterations == iterations
+    assert gpu.converged == cpu.converged
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
 
 
@@ -359,18 +364,21 @@ def test_class_plan_is_computed_on_the_device(name):
     # total) comes from the classifying launch itself; oracle: NumPy on the in-degrees.
     cupy = pytest.importorskip("cupy")
     graph = load(name)
-    g = gpu_pagerank.to_device(graph)
-    step = gpu_pagerank.GATED_VARIANTS["classes"].make(loader.pagerank_kernels(), cupy, g, gpu_pagerank.MODES["static"],
-                                                       OPTIONS)
+    g = gpu_device.to_device(graph)
+    step = gpu_classes.ClassRanks(loader.pagerank_kernels(), cupy, g, gpu_device.MODES["static"], OPTIONS,
+                                  designs.CLASS_LANES, designs.CLASS_BOUNDS, True, True)
     step.prepare()
     plan = step.plan.get()
+    layout = designs.CLASS_PLAN
     degree = np.diff(graph.in_offsets)
     counts = np.histogram(degree, [0, 9, 65, 1025, np.inf])[0]
-    units = [-(-c * lanes // 256) if lanes < 256 else c for c, lanes in zip(counts, gpu_pagerank.CLASS_LANES)]
+    units = [-(-c * lanes // 256) if lanes < 256 else c for c, lanes in zip(counts, designs.CLASS_LANES)]
     first = np.cumsum([0] + units[::-1])[::-1]  # classes 3, 2, 1, 0 in that order
-    np.testing.assert_array_equal(plan[:4], counts)
-    np.testing.assert_array_equal(plan[4:9], list(first[1:]) + [first[0]])
-    assert counts.sum() == graph.num_vertices and plan[9] == -(-graph.num_vertices // 256)  # every block ticketed
+    np.testing.assert_array_equal(plan[layout.span("count")], counts)
+    np.testing.assert_array_equal(plan[layout.span("first")], first[1:])
+    assert plan[layout.index("total")] == first[0]
+    # every block ticketed
+    assert counts.sum() == graph.num_vertices and plan[layout.index("ticket")] == -(-graph.num_vertices // 256)
     ids = step.ids.get()
     for k in range(4):
         members = np.sort(ids[k, :counts[k]])
@@ -379,9 +387,9 @@ def test_class_plan_is_computed_on_the_device(name):
 
 def test_class_bounds_widen_past_half_the_l2():
     l2 = 50 << 20
-    assert gpu_pagerank.class_bounds(l2 // 16, l2) == gpu_pagerank.CLASS_BOUNDS  # 8n = L2 / 2
-    assert gpu_pagerank.class_bounds(l2 // 16 + 1, l2) == gpu_pagerank.WIDE_CLASS_BOUNDS
-    assert gpu_pagerank.class_bounds(1 << 22, l2) == gpu_pagerank.WIDE_CLASS_BOUNDS  # R-MAT scale 22
+    assert gpu_classes.class_bounds(l2 // 16, l2) == designs.CLASS_BOUNDS  # 8n = L2 / 2
+    assert gpu_classes.class_bounds(l2 // 16 + 1, l2) == designs.WIDE_CLASS_BOUNDS
+    assert gpu_classes.class_bounds(1 << 22, l2) == designs.WIDE_CLASS_BOUNDS  # R-MAT scale 22
 
 
 @pytest.mark.parametrize("approach", ("static", "dfp"))
@@ -390,7 +398,7 @@ def test_wide_class_bounds_match_cpu(monkeypatch, name, approach):
     # Small graphs keep the default bounds, so force the wide ones (large graphs' path): same
     # iterations and ranks as the CPU twin, and level none (classes chosen inside the launch)
     # gives the listed level's ranks bit for bit.
-    monkeypatch.setattr(gpu_pagerank, "class_bounds", lambda n, l2: gpu_pagerank.WIDE_CLASS_BOUNDS)
+    monkeypatch.setattr(gpu_classes, "class_bounds", lambda n, l2: designs.WIDE_CLASS_BOUNDS)
     old, new, batch, previous, ref = scenario(name)
     cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
     listed = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
@@ -406,9 +414,9 @@ def test_wide_class_bounds_match_cpu(monkeypatch, name, approach):
 
 def test_relabel_selector_follows_the_class_bounds():
     l2 = 50 << 20
-    assert not gpu_pagerank.relabels(l2 // 16, l2)
-    assert gpu_pagerank.relabels(l2 // 16 + 1, l2)
-    assert gpu_pagerank.relabels(1 << 22, l2)  # R-MAT scale 22
+    assert not gpu_classes.relabels(l2 // 16, l2)
+    assert gpu_classes.relabels(l2 // 16 + 1, l2)
+    assert gpu_classes.relabels(1 << 22, l2)  # R-MAT scale 22
 
 
 @pytest.mark.parametrize("limit,chunk", ((256, 2048), (4, 16)))
@@ -418,15 +426,15 @@ def test_relabelled_graph_is_the_permuted_graph(monkeypatch, name, limit, chunk)
     # with sources renamed and in their original order; order lists ids by descending degree.
     # limit 4 and chunk 16 send most rows to the long-row kernel, many of them in several chunks.
     cupy = loader.require_cupy()
-    monkeypatch.setattr(gpu_pagerank, "RELABEL_ROW_LIMIT", limit)
-    monkeypatch.setattr(gpu_pagerank, "RELABEL_CHUNK", chunk)
+    monkeypatch.setattr(gpu_classes, "RELABEL_ROW_LIMIT", limit)
+    monkeypatch.setattr(gpu_classes, "RELABEL_CHUNK", chunk)
     graph = load(name)
     n = graph.num_vertices
     start = np.random.default_rng(5).random(n)
-    relabel = gpu_pagerank.Relabel(loader.pagerank_kernels(), cupy, gpu_device.to_device(graph), start)
+    relabel = gpu_classes.Relabel(loader.pagerank_kernels(), cupy, gpu_device.to_device(graph), start)
     ranks = cupy.full(n, np.nan)
     relabel.prepare(ranks)
-    rank = relabel.rank.get()
+    rank = relabel.new_id.get()
     order = np.empty(n, dtype=np.int64)
     order[rank] = np.arange(n)
     assert np.array_equal(np.sort(rank), np.arange(n))
@@ -453,7 +461,22 @@ def test_relabelled_run_matches_cpu(monkeypatch, name, approach):
     relabelled = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
     assert relabelled.iterations == cpu.iterations
     assert l1_error(relabelled.ranks, cpu.ranks) <= 1e-12
-    monkeypatch.setattr(gpu_pagerank, "class_bounds", lambda n, l2: gpu_pagerank.WIDE_CLASS_BOUNDS)
+    monkeypatch.setattr(gpu_classes, "class_bounds", lambda n, l2: designs.WIDE_CLASS_BOUNDS)
     wide = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
     assert wide.iterations == cpu.iterations
     assert l1_error(wide.ranks, cpu.ranks) <= 1e-12
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_convergence_is_reported_and_can_raise(variant):
+    # Converged runs say so; a run stopped at the cap says it did not, or raises when asked to.
+    graph = load("CollegeMsg")
+    options = replace(OPTIONS, variant=variant)
+    done = gpu_pagerank.update("static", None, graph, None, None, options)
+    assert done.converged and done.iterations < options.max_iterations
+    capped = gpu_pagerank.update("static", None, graph, None, None, replace(options, max_iterations=3))
+    assert not capped.converged and capped.iterations == 3
+    with pytest.raises(ConvergenceError, match="max_iterations=3") as caught:
+        gpu_pagerank.update("static", None, graph, None, None,
+                            replace(options, max_iterations=3, raise_on_max_iterations=True))
+    np.testing.assert_array_equal(caught.value.result.ranks, capped.ranks)

@@ -11,7 +11,7 @@ from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, check_fits, device_byte
 
 def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
     """Bytes of the arrays the GPU engine's default variant (``classes``) keeps on the device,
-    built with NumPy and summed (as listed in ``dynpr.gpu.pagerank._run_gated`` and ``ClassRanks``)."""
+    built with NumPy and summed (as listed in ``dynpr.gpu.iterations.IterationLoop`` and ``ClassRanks``)."""
     n = graph.num_vertices
     if approach == "kahn":
         # as dynpr.gpu.kahn._buffers: in-degree, flags, scan, two frontiers, per-level sizes
@@ -25,7 +25,7 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
         np.empty((2, n), np.float64),  # R, Rnew
         np.empty((2, n), np.float64),  # contributions C, Cnew
         np.empty(n, np.uint8),  # dv
-        np.empty(1, np.float64), np.empty(4, np.int32),  # change, state
+        np.empty(1, np.float64), np.empty(5, np.int32),  # change, IterationState
         np.empty((2, batch_edges), np.int32),
     ]
     if listed:  # four in-degree classes: ids, three bounds, the plan (counts, first units, total, ticket)
@@ -39,7 +39,7 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
 
 
 def baseline_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
-    """The same for the baseline variant ``partitioned`` (``dynpr.gpu.baseline.run_partitioned``)."""
+    """The same for the baseline variant ``partitioned`` (``dynpr.gpu.baselines.run_partitioned``)."""
     n = graph.num_vertices
     degree = np.diff(graph.offsets)
     uploaded = [graph.offsets, graph.targets, graph.in_offsets, graph.sources, 1.0 / degree, degree]
@@ -129,9 +129,9 @@ def test_check_fits_big_graph_on_small_device():
     # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card. By hand:
     # 8 bytes per edge (two id arrays) + 81 per vertex (two offsets 16, 1/d 8, its scratch 8,
     # R and Rnew 16, C and Cnew 16, class ids 16, dv 1) + the offsets' end (16) + class counts,
-    # bounds and plan (24 + 40) + change and state (24) = 14.39 GiB.
+    # bounds and plan (24 + 40) + change and state (28) = 14.39 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 24
+    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 28
     with pytest.raises(MemoryError, match=r"graph needs 14\.39 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)
 
@@ -147,7 +147,7 @@ def test_check_fits_counts_resident_graphs():
 
 
 def test_relabel_adds_its_arrays_to_static_and_nd_of_the_default():
-    # Oracle: the arrays dynpr.gpu.pagerank.Relabel and its sort keep, built with NumPy and summed.
+    # Oracle: the arrays dynpr.gpu.classes.Relabel and its sort keep, built with NumPy and summed.
     graph = _graph()
     n, m = graph.num_vertices, graph.num_edges
     arrays = [graph.in_offsets, graph.sources, np.empty((2, n), np.float64),  # in CSR, 1/d, start
@@ -165,3 +165,33 @@ def test_relabel_adds_its_arrays_to_static_and_nd_of_the_default():
     with pytest.raises(MemoryError):
         check_fits(n, m, "static", free_bytes=device_bytes_needed(n, m, "static") + DEFAULT_RESERVE_BYTES,
                    relabel=True)
+
+
+@pytest.mark.parametrize("approach,variant", [("static", None), ("dfp", None), ("dt", None), ("df", "partitioned")])
+def test_model_matches_the_pool_after_a_run(approach, variant):
+    """The model against what CuPy's allocator actually held: a fresh pool serves one run on a
+    graph not yet on the device, and its size afterwards (every block it ever needed, freed ones
+    kept for reuse) lies within 10% of the modelled bytes."""
+    cupy = pytest.importorskip("cupy")
+    from dynpr.batches import Batch, apply_batch
+    from dynpr.gpu import pagerank as engine
+    from dynpr.pagerank.options import PageRankOptions
+
+    rng = np.random.default_rng(11)
+    n, m = 200_000, 2_000_000
+    old = Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+    batch = Batch(old.sources[:0], old.sources[:0], rng.integers(0, n, 500), rng.integers(0, n, 500))
+    new = apply_batch(old, batch)
+    options = PageRankOptions(variant=variant)
+    previous = np.full(n, 1.0 / n)
+    engine.update("static", None, Graph.from_edges(np.array([0]), np.array([1]), 2), None, None, options)  # warm-up
+    pool = cupy.cuda.MemoryPool()
+    cupy.cuda.set_allocator(pool.malloc)
+    try:
+        engine.update(approach, old, new, batch, previous, options)
+        held = pool.total_bytes()
+    finally:
+        cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+    model = device_bytes_needed(n, max(old.num_edges, new.num_edges), approach, batch_edges=batch.insertions,
+                                variant=variant or "classes")
+    assert 0.9 * model <= held <= 1.1 * model, (held, model)

@@ -12,7 +12,7 @@ from dynpr import pagerank as pr
 from dynpr.batches import Batch, apply_batch, random_batch
 from dynpr.graph import Graph
 from dynpr.pagerank import cpu
-from dynpr.pagerank.options import PageRankOptions
+from dynpr.pagerank.options import ConvergenceError, PageRankOptions
 
 OPTS = PageRankOptions()
 
@@ -281,3 +281,20 @@ def test_gpu_backend_without_gpu_is_an_error():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError, match="gpu"):
         pr.static(random_graph(10, 20, 0), backend="gpu")
+
+
+@pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp"])
+def test_convergence_is_reported_and_can_raise(approach):
+    # Like networkx (PowerIterationFailedConvergence) on request, like cuGraph (a flag) by default.
+    rng = np.random.default_rng(3)
+    old = Graph.from_edges(rng.integers(0, 300, 2000), rng.integers(0, 300, 2000), 300)
+    batch = random_batch(old, 0.05, 0.8, rng)
+    new = apply_batch(old, batch)
+    previous = cpu.update("static", None, old, None, None).ranks
+    done = cpu.update(approach, old, new, batch, previous)
+    assert done.converged and done.iterations < 500
+    capped = cpu.update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2))
+    assert not capped.converged and capped.iterations == 2
+    with pytest.raises(ConvergenceError, match="max_iterations=2") as caught:
+        cpu.update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2, raise_on_max_iterations=True))
+    np.testing.assert_array_equal(caught.value.result.ranks, capped.ranks)

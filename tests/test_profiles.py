@@ -76,7 +76,7 @@ TOY_SNAKEFILE = textwrap.dedent(
 TOY_WORKER = textwrap.dedent(
     """
     import sys, time
-    from dynpr.devices import claim_device
+    from dynpr.device_claims import claim_device
 
     with claim_device(timeout=60, poll_interval=0.05) as dev:
         start = time.time()

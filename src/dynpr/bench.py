@@ -11,7 +11,7 @@
   and random batches of an R-MAT graph, with the L1 error against the reference and the time
   per phase (partition, marking, iterations);
 - ``kahn.csv``: CPU Kahn and both GPU drivers on seed-002-style random DAGs
-  (:func:`dynpr.dag.random_dag`), one wide and one deep.
+  (:func:`dynpr.random_dag.random_dag`), one wide and one deep.
 
 It needs a CUDA device: without one it stops with one line saying so (the CPU engines have
 their own benchmarks; a GPU table with CPU numbers in it would mislabel them).
@@ -261,11 +261,11 @@ def partition_ablation(graphs, fractions, batches: int, random_batches: int, var
 
 
 def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> pd.DataFrame:
-    """CPU Kahn and the GPU drivers on DAGs from :func:`dynpr.dag.random_dag`.
+    """CPU Kahn and the GPU drivers on DAGs from :func:`dynpr.random_dag.random_dag`.
 
     ``cases`` maps a name to ``(n, m, depth or None)``; GPU times are medians of ``repeats``.
     """
-    from dynpr.dag import random_dag
+    from dynpr.random_dag import random_dag
     from dynpr.gpu.kahn import kahn as gpu_kahn
     from dynpr.kahn import kahn
 
@@ -292,7 +292,8 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
     return pd.DataFrame(rows, columns=KAHN_COLUMNS)
 
 
-def _write(table: pd.DataFrame, path: Path) -> None:
+def write_table(table: pd.DataFrame, path: Path) -> None:
+    """Write a benchmark table as CSV through a temporary name (complete or absent)."""
     from dynpr.fileio import atomic_path
 
     with atomic_path(path) as tmp:
@@ -347,14 +348,14 @@ def run(args, log=_print) -> None:
 
     log(f"{device}, commit {commit}")
     if "static" in args.tables:
-        _write(static_variants(args.graphs, args.variants, args.repeats, device, commit, log),
+        write_table(static_variants(args.graphs, args.variants, args.repeats, device, commit, log),
                args.out_dir / "static_variants.csv")
     if "kahn" in args.tables:
         cases = {"dag-random": (args.kahn_vertices, args.kahn_edges, None),
                  f"dag-depth{args.kahn_depth}": (args.kahn_vertices, args.kahn_edges, args.kahn_depth)}
-        _write(kahn_table(cases, device, commit, log=log), args.out_dir / "kahn.csv")
+        write_table(kahn_table(cases, device, commit, log=log), args.out_dir / "kahn.csv")
     if "ablation" in args.tables:
-        _write(partition_ablation(args.ablation_graphs, args.fractions, args.batches, args.random_batches,
+        write_table(partition_ablation(args.ablation_graphs, args.fractions, args.batches, args.random_batches,
                                   args.ablation_variants,
                                   device, commit, log=log), args.out_dir / "partition_ablation.csv")
 

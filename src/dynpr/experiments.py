@@ -26,7 +26,7 @@ import numpy as np
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
 from dynpr.graph import Graph
-from dynpr.jobs import Log, fraction_label, no_log
+from dynpr.snakemake_jobs import Log, fraction_label, no_log
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp

@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 
 from dynpr.backend import gpu_available
 from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
-from dynpr.jobs import fraction_label
+from dynpr.snakemake_jobs import fraction_label
 
 CATALOG = load_catalog("datasets/catalog.yaml")
 

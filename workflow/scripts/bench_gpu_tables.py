@@ -5,8 +5,8 @@ Without a CUDA device the rule fails with one line ("bench needs a GPU: ...").
 
 from pathlib import Path
 
-from dynpr.devices import claim_device
-from dynpr.jobs import script_errors
+from dynpr.device_claims import claim_device
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, "results/bench", snakemake.log[0]) as log, claim_device(report=log):
     from dynpr import bench

@@ -1,6 +1,6 @@
 """Rule random_batches: repeats of an 80/20 random batch on a static graph (seed 003, 5.1.4)."""
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log:
     import numpy as np

@@ -1,6 +1,6 @@
 """Rule temporal_batches: consecutive insertion batches after the temporal base (seed 003, 5.1.4)."""
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log:
     from dynpr.batches import temporal_batches, write_batches

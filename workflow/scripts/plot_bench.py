@@ -1,6 +1,6 @@
 """Render one benchmark figure (PNG + PDF) from results/bench/*.csv, or a note when there are none."""
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.params.figure, snakemake.log[0]) as log:
     from dynpr import plots

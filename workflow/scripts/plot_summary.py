@@ -1,6 +1,6 @@
 """Render one figure (PNG + PDF) from results/summary.csv."""
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 target = getattr(snakemake.wildcards, "dataset", snakemake.params.figure)
 with script_errors(snakemake.rule, target, snakemake.log[0]) as log:

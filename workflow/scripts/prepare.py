@@ -2,7 +2,7 @@
 
 import logging
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log:
     from dynpr.catalog import get_dataset

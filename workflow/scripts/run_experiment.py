@@ -2,8 +2,8 @@
 
 import contextlib
 
-from dynpr.devices import claim_device
-from dynpr.jobs import read_input, script_errors
+from dynpr.device_claims import claim_device
+from dynpr.snakemake_jobs import read_input, script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log, (
     # a GPU job claims its own device before anything initialises CUDA (docs/scaling.md)

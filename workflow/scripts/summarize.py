@@ -1,6 +1,6 @@
 """Concatenate every results/runs/{dataset}.csv into results/summary.csv."""
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, "all datasets", snakemake.log[0]) as log:
     from dynpr.results import concat_runs, write_csv

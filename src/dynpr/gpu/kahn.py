@@ -20,7 +20,7 @@ import functools
 import numpy as np
 
 from dynpr.gpu import loader
-from dynpr.gpu.device import BLOCK, grid_for
+from dynpr.gpu.device_graph import BLOCK, grid_for
 from dynpr.gpu.memory import check_fits
 
 

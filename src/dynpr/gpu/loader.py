@@ -4,7 +4,8 @@ Sources live in ``kernels/*.cu`` at the repository root (or the folder named
 by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
 text before compiling, so the source CuPy hashes for its on-disk cache changes
 whenever a header does (the style of ``cupyx/scipy/signal/_iir_utils.py``).
-Templates are instantiated through ``name_expressions``. Each module is built
+The block size and class lanes of :mod:`dynpr.designs` reach the sources as
+``-D`` defines. Templates are instantiated through ``name_expressions``. Each module is built
 once per process (``functools.cache``); CuPy keeps the compiled binary on disk
 between processes.
 """
@@ -17,8 +18,11 @@ import re
 import sys
 from pathlib import Path
 
+from dynpr.designs import APPROACH_FLAGS, CLASS_LANES, nvrtc_defines
+
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
-COMPILE_OPTIONS = ("-std=c++17",)
+_PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$", re.MULTILINE)
+COMPILE_OPTIONS = ("-std=c++17", *nvrtc_defines())
 
 
 def kernel_dir() -> Path:
@@ -58,8 +62,9 @@ def require_cupy():
     return cupy
 
 
-def inline_source(name: str, seen: frozenset[str] = frozenset()) -> str:
-    """Text of ``kernels/<name>`` with its quoted includes inlined recursively.
+def inline_source(name: str) -> str:
+    """Text of ``kernels/<name>`` with its quoted includes inlined recursively, each header once
+    (the loader's ``#pragma once``: the first inclusion inlines it, later ones are dropped).
 
     Raises
     ------
@@ -68,26 +73,39 @@ def inline_source(name: str, seen: frozenset[str] = frozenset()) -> str:
     ValueError
         If headers include each other in a cycle.
     """
+    return _inline(name, frozenset(), set())
+
+
+def _inline(name: str, stack: frozenset[str], done: set[str]) -> str:
     path = kernel_dir() / name
-    if name in seen:
-        raise ValueError(f"{path}: include cycle through {sorted(seen)}")
+    if name in stack:
+        raise ValueError(f"{path}: include cycle through {sorted(stack)}")
     if not path.is_file():
         raise FileNotFoundError(f"CUDA source {path} not found (set DYNPR_KERNELS to the kernels folder)")
-    text = path.read_text()
-    return _INCLUDE.sub(lambda m: f"// ---- {m.group(1)} ----\n" + inline_source(m.group(1), seen | {name}) + "\n", text)
+    text = _PRAGMA_ONCE.sub("", path.read_text())
+
+    def include(match) -> str:
+        header = match.group(1)
+        if header in done:
+            return f"// ---- {header} (inlined above) ----"
+        body = _inline(header, stack | {name}, done)
+        done.add(header)
+        return f"// ---- {header} ----\n{body}\n"
+
+    return _INCLUDE.sub(include, text)
 
 
 def _bools(*flags: bool) -> str:
     return ",".join("true" if f else "false" for f in flags)
 
 
-# rank kernels: <LISTED, AFFECTED, FRONTIER, PRUNE>; the (AFFECTED, FRONTIER,
-# PRUNE) triple selects the approach: static/nd (F,F,F), dt (T,F,F), df (T,T,F), dfp (T,T,T).
-RANK_MODES = ((False, False, False), (True, False, False), (True, True, False), (True, True, True))
+# The rank kernels' (AFFECTED, FRONTIER, PRUNE) flags, one triple per distinct
+# approach behaviour (static and nd share theirs).
+RANK_MODES = tuple(dict.fromkeys((f.affected, f.frontier, f.prune) for f in APPROACH_FLAGS.values()))
 
 
 def rank_kernel_name(kind: str, listed: bool, mode: tuple[bool, bool, bool]) -> str:
-    """Template name of a rank kernel; ``kind`` is ``thread`` or ``block``."""
+    """Template name of the partitioned design's rank kernel; ``kind`` is ``thread`` or ``block``."""
     return f"rank_{kind}<{_bools(listed, *mode)}>"
 
 
@@ -96,12 +114,8 @@ def expand_kernel_name(kind: str, listed: bool) -> str:
     return f"expand_{kind}<{_bools(listed)}>"
 
 
-# Lanes per vertex of the rank_group kernels (256 = dynpr::kBlock: a block).
-GROUP_SIZES = (1, 8, 32, 256)
-
-
 def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], prc: bool) -> str:
-    """Template name of a ``rank_group`` kernel (``lanes`` per vertex)."""
+    """Template name of a one-class ``rank_group`` kernel (``lanes`` per vertex)."""
     return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
 
 
@@ -112,30 +126,36 @@ def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool]) -> str:
 
 
 # Template instantiations go through NVRTC name expressions; extern "C"
-# kernels are found by their plain names. The PRC group kernels serve every
-# approach (the default variant); the plain-gather ones (seed 000/001's
-# designs) serve Static and ND only.
-PAGERANK_TEMPLATES = tuple(
+# kernels are found by their plain names.
+PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
+PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "contributions", "relabel_vertices", "relabel_rows",
+                  "relabel_long_rows")
+# The baselines: the partitioned design's kernels, the precomputed-contribution
+# group kernels of every class (the unfused default and partitioned_prc serve
+# every approach) and the plain-gather ones of the pull designs (Static and ND).
+BASELINE_TEMPLATES = tuple(
     [rank_kernel_name(k, listed, mode) for k in ("thread", "block") for listed in (False, True) for mode in RANK_MODES]
     + [expand_kernel_name(k, listed) for k in ("thread", "block") for listed in (False, True)]
-    + [group_kernel_name(g, listed, mode, True) for g in GROUP_SIZES for listed in (False, True) for mode in RANK_MODES]
-    + [group_kernel_name(g, False, RANK_MODES[0], False) for g in (1, 32, 256)]  # pull_thread/warp/block
-    + [fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES]
+    + [group_kernel_name(g, listed, mode, True) for g in CLASS_LANES for listed in (False, True) for mode in RANK_MODES]
+    + [group_kernel_name(g, False, RANK_MODES[0], False) for g in (1, 32, CLASS_LANES[-1])]
 )
-PAGERANK_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "mark_frontier", "bfs_seed", "bfs_step",
-                  "degree_classes", "finish_iteration", "clear_flags", "contributions", "push_scatter", "push_finish",
-                  "relabel_vertices", "relabel_rows", "relabel_long_rows")
+BASELINE_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "finish_iteration",
+                  "clear_flags", "push_scatter", "push_finish")
 KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
 
 
 class Kernels:
     """Compiled functions of one module, looked up by name expression."""
 
-    def __init__(self, raw_module, names: tuple[str, ...]):
-        self._functions = {name: raw_module.get_function(name) for name in names}
+    def __init__(self, functions: dict):
+        self._functions = functions
 
     def __getitem__(self, name: str):
         return self._functions[name]
+
+    def __or__(self, other: "Kernels") -> "Kernels":
+        """The functions of both modules (names do not overlap)."""
+        return Kernels({**self._functions, **other._functions})
 
 
 @functools.cache
@@ -150,12 +170,17 @@ def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], coop
     cupy = require_cupy()
     raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
                          name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
-    return Kernels(raw, templates + plain)
+    return Kernels({name: raw.get_function(name) for name in templates + plain})
 
 
 def pagerank_kernels() -> Kernels:
-    """The kernels of ``kernels/pagerank.cu``."""
+    """The default engine's kernels, ``kernels/pagerank.cu``."""
     return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN)
+
+
+def baseline_kernels() -> Kernels:
+    """The baselines' kernels, ``kernels/baselines.cu``, with the default's (classes, contributions)."""
+    return module("baselines.cu", BASELINE_TEMPLATES, BASELINE_PLAIN) | pagerank_kernels()
 
 
 def kahn_kernels() -> Kernels:

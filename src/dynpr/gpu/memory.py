@@ -1,12 +1,13 @@
 """Will a graph fit on the GPU? A stated byte model, checked before allocating.
 
 The model follows the arrays :mod:`dynpr.gpu.pagerank`,
-:mod:`dynpr.gpu.baseline` and :mod:`dynpr.gpu.kahn` keep on the device during
+:mod:`dynpr.gpu.baselines` and :mod:`dynpr.gpu.kahn` keep on the device during
 one run (n = vertices, m = edges including the self-loop on every vertex,
 b = deletions + insertions of the batch). Update it with them.
 
 PageRank with the default variant (``classes``) and the other kernel
-designs of :func:`dynpr.gpu.pagerank._run_gated`:
+designs run by :class:`dynpr.gpu.iterations.IterationLoop` (each design's
+class count, contributions and fusion are declared in :data:`dynpr.designs.VARIANTS`):
 
 =============================  ===================================  ==============
 array                          dtype and length                     bytes
@@ -18,10 +19,10 @@ degree scratch at upload       int64 n (offsets differences)        8n
 rank vectors R, Rnew           float64 n each                       16n
 contributions C, Cnew (PRC)    float64 n each                       16n
 in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
-class plan (listed)            int32 10 (class sizes, first units,  40
-                               total, ticket)
+class plan (listed)            int32 ClassPlan (class sizes, first  40
+                               units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change, int32 4 (state)      24
+convergence                    float64 change, int32 IterationState 28
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
@@ -33,7 +34,7 @@ contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
 
 - ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels
-  (``relabel``: contributions over half the L2, :func:`dynpr.gpu.pagerank.relabels`)
+  (``relabel``: contributions over half the L2, :func:`dynpr.gpu.classes.relabels`)
   the relabelled in CSR, 1/d and starting ranks, 8(n+1) + 4m + 16n, the
   int64 degrees 8n, int32 new ids 4n and the sort's int64 keys and order 16n:
   8(n+1) + 4m + 44n.
@@ -63,19 +64,15 @@ keeps ``reserve_bytes`` free for them.
 
 from __future__ import annotations
 
+from dynpr.designs import APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, VARIANTS
+
 GIB = 1 << 30
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
 DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
-MODEL_APPROACHES = ("static", "nd", "dt", "df", "dfp", "kahn")
-PARTITIONS = ("none", "in", "in_out")
-#: In-degree classes and precomputed contributions of the gated variants.
-_CLASSES = {"classes": (4, True), "classes_sync": (4, True), "classes_unfused": (4, True), "partitioned_prc": (2, True),
-            "pull_thread": (1, False), "pull_warp": (1, False), "pull_block": (1, False), "push_atomic": (0, False)}
-#: Variants whose iteration is one fused launch (at every partition level).
-_FUSED = ("classes", "classes_sync")
-#: Kernel designs the model knows (``dynpr.gpu.VARIANTS``).
-MODEL_VARIANTS = tuple(_CLASSES) + ("partitioned", "cusparse")
+MODEL_APPROACHES = APPROACHES + ("kahn",)
+#: Bytes of the device-side loop state: the float64 change and the IterationState block.
+_LOOP_STATE = 8 + 4 * ITERATION_STATE.words
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -135,8 +132,8 @@ def device_bytes_needed(
         raise ValueError(f"{n} vertices do not fit int32 vertex ids (at most {_INT32_MAX})")
 
     variant = variant or "classes"
-    if variant not in MODEL_VARIANTS:
-        raise ValueError(f"variant must be one of {MODEL_VARIANTS}, got {variant!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {tuple(VARIANTS)}, got {variant!r}")
     if approach == "kahn":
         return 20 * (n + 1) + 4 * m + 20 * n
 
@@ -148,19 +145,19 @@ def device_bytes_needed(
         partitions = (partition != "none") + (partition == "in_out" and frontier)
         total = graph + 16 * n + 3 * n + 12 * n * partitions + 8 * max_iterations + 8 * b
         return total + (graph + 3 * n + 4 if approach == "dt" else 0)
-    k, prc = _CLASSES[variant]
+    design = VARIANTS[variant]
+    k, prc, fused = design.classes, design.prc, design.fused
     listed = partition != "none" and k > 1
-    fused = variant in _FUSED
-    total = graph + 16 * n + 16 * n * prc + n + 24 + 8 * b
+    total = graph + 16 * n + 16 * n * prc + n + _LOOP_STATE + 8 * b
     if listed:
-        total += 4 * k * n + 40 + 8 * (k - 1)
+        total += 4 * k * n + 4 * CLASS_PLAN.words + 8 * (k - 1)
     if variant == "push_atomic":
         total += 8 * n
     if frontier:
         total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
         total += graph + 12 * n + 12
-    if relabel and variant == "classes" and approach in ("static", "nd"):
+    if relabel and design.relabel and approach in ("static", "nd"):
         total += 8 * (n + 1) + 4 * m + 44 * n
     return total
 

@@ -1,4 +1,4 @@
-"""CPU engine of every PageRank approach, vectorized with SciPy sparse (seed 003, Alg. 1-5).
+"""CPU engine of every PageRank approach, vectorized with SciPy sparse (the paper's Alg. 1-5).
 
 One pull matrix per call: the transpose CSR of the graph (``in_offsets``,
 ``sources``) with data ``1/d[u]``, so ``W @ R`` gives every vertex's contribution
@@ -24,7 +24,7 @@ from dynpr.backend import device_name
 from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank import marking
-from dynpr.pagerank.options import PageRankOptions, PageRankResult
+from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
@@ -89,10 +89,10 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
         affected = marking.frontier_initial(graph, batch)
     t_iter = time.perf_counter()
     if affected is None:
-        ranks, iterations = _iterate_all(pull, start, options)
+        ranks, iterations, converged = _iterate_all(pull, start, options)
         count = n
     else:
-        ranks, iterations, count = _iterate_affected(
+        ranks, iterations, converged, count = _iterate_affected(
             graph, pull, inv_degree, start, affected, options,
             frontier=approach in ("df", "dfp"), pruned=approach == "dfp")
     t_end = time.perf_counter()
@@ -100,11 +100,13 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     # per-iteration expansion belongs to compute_ms.
     mark_ms = (t_iter - t_mark) * 1e3
     total_ms = (t_end - t0) * 1e3
-    return PageRankResult(
+    result = PageRankResult(
         ranks=ranks, iterations=iterations, time_ms=total_ms, approach=approach, backend="cpu",
         device=device_name("cpu"), affected=count,
-        phases={"partition_ms": 0.0, "mark_ms": mark_ms, "compute_ms": total_ms - mark_ms},
+        phases={"partition_ms": 0.0, "mark_ms": mark_ms, "compute_ms": total_ms - mark_ms}, converged=converged,
     )
+    check_converged(result, options)
+    return result
 
 
 def _check_ranks(ranks, n: int, name: str) -> np.ndarray:
@@ -123,7 +125,9 @@ def _check_batch(batch: Batch, n: int) -> None:
 
 
 def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions):
-    """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau."""
+    """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau.
+
+    Returns ranks, iterations and whether the last change met tau (False at the cap)."""
     alpha = options.alpha
     base = (1.0 - alpha) / pull.shape[0]
     iterations = 0
@@ -135,7 +139,7 @@ def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions
         ranks = new
         iterations += 1
         if delta <= options.tolerance or iterations >= options.max_iterations:
-            return ranks, iterations
+            return ranks, iterations, delta <= options.tolerance
 
 
 def _pull_rows(pull: sp.csr_array, ranks: np.ndarray, rows: np.ndarray | None, row_edges: int) -> np.ndarray:
@@ -148,12 +152,13 @@ def _pull_rows(pull: sp.csr_array, ranks: np.ndarray, rows: np.ndarray | None, r
 
 
 def _iterate_affected(graph, pull, inv_degree, ranks, affected, options, *, frontier, pruned):
-    """DT / DF / DF-P iterations over the affected vertices only (seed 003, Alg. 2-3, 5).
+    """DT / DF / DF-P iterations over the affected vertices only (the paper's Alg. 2-3, 5).
 
     ``frontier``: expand from vertices whose relative change exceeds tau_f (DF, DF-P);
     ``pruned``: closed-form ranks and un-marking at relative change <= tau_p (DF-P).
 
-    Returns ranks, iterations, and the number of vertices ever marked affected.
+    Returns ranks, iterations, whether the last change met tau, and the number of vertices
+    ever marked affected.
     """
     alpha, n = options.alpha, graph.num_vertices
     base = (1.0 - alpha) / n
@@ -206,7 +211,7 @@ def _iterate_affected(graph, pull, inv_degree, ranks, affected, options, *, fron
         iterations += 1
         delta = float(change.max()) if change.size else 0.0
         if delta <= options.tolerance or iterations >= options.max_iterations:
-            return ranks, iterations, int(ever.sum())
+            return ranks, iterations, delta <= options.tolerance, int(ever.sum())
         if frontier:
             if expanded is not None:
                 expanding = expanding[~expanded[expanding]]

@@ -1,7 +1,7 @@
 """Marking affected vertices on the CPU: DT reachability and DF initial marking / expansion.
 
 Vectorized NumPy over CSR ranges (no Python loop per vertex or edge). These are
-also the CPU twins of the GPU marking kernels (seed 003, Alg. 5).
+also the CPU twins of the GPU marking kernels (the paper's Alg. 5).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def traversal_affected(old_graph: Graph, graph: Graph, batch: Batch) -> np.ndarr
 
 
 def frontier_initial(graph: Graph, batch: Batch) -> np.ndarray:
-    """DF/DF-P initial marking (seed 003, Alg. 5 initialAffected + expandAffected).
+    """DF/DF-P initial marking (the paper's Alg. 5 initialAffected + expandAffected).
 
     The source of every deleted or inserted edge has its out-neighbours in the new
     graph marked (itself included, through its self-loop); the target of every

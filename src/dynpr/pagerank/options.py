@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PARTITIONS = ("none", "in", "in_out")  # seed 003 Fig. 1: don't partition / partition G' / partition G, G'
+from dynpr.designs import PARTITIONS
 
 
 @dataclass(frozen=True)
 class PageRankOptions:
-    """Parameters of every approach; defaults are the paper's (seed 003, 5.1.2).
+    """Parameters of every approach; defaults are the paper's (section 5.1.2).
 
     Attributes
     ----------
@@ -22,9 +22,11 @@ class PageRankOptions:
     max_iterations : iteration cap.
     degree_switch : largest degree handled thread-per-vertex on the GPU.
     partition : GPU work partitioning, one of ``PARTITIONS``.
-    variant : GPU kernel design (``dynpr.gpu.VARIANTS``); ``None`` = the fastest
+    variant : GPU kernel design (``dynpr.designs.VARIANTS``); ``None`` = the fastest
         measured ("classes"). Ignored on the CPU. The pure static designs
         (``pull_*``, ``push_atomic``, ``cusparse``) serve Static and ND only.
+    raise_on_max_iterations : raise :class:`ConvergenceError` when a run stops at
+        ``max_iterations`` instead of returning it with ``converged=False``.
     """
 
     alpha: float = 0.85
@@ -35,6 +37,7 @@ class PageRankOptions:
     degree_switch: int = 64
     partition: str = "in_out"
     variant: str | None = None
+    raise_on_max_iterations: bool = False
 
     def __post_init__(self):
         if not 0 < self.alpha < 1:
@@ -53,10 +56,13 @@ class PageRankResult:
     """What every approach returns.
 
     ``time_ms`` covers partitioning, marking, iterations and convergence
-    detection (seed 003, 5.1.5); ``phases`` splits it into ``partition_ms``,
+    detection (the paper's section 5.1.5); ``phases`` splits it into ``partition_ms``,
     ``mark_ms`` and ``compute_ms``. ``affected`` counts vertices ever marked
     affected (all vertices for Static and ND). ``variant`` names the GPU
-    kernel design that ran (empty on the CPU).
+    kernel design that ran (empty on the CPU). ``converged`` is False when the
+    run stopped at ``max_iterations`` with the last change still above the
+    tolerance (as cuGraph's flag; networkx raises instead, which
+    ``PageRankOptions.raise_on_max_iterations`` asks for).
     """
 
     ranks: np.ndarray
@@ -68,3 +74,20 @@ class PageRankResult:
     affected: int
     phases: dict[str, float] = field(default_factory=dict)
     variant: str = ""
+    converged: bool = True
+
+
+class ConvergenceError(RuntimeError):
+    """A run stopped at ``max_iterations`` before its change met the tolerance
+    (raised only with ``PageRankOptions.raise_on_max_iterations``); ``result`` holds what it computed."""
+
+    def __init__(self, result: PageRankResult, options: PageRankOptions):
+        super().__init__(f"{result.approach} on {result.backend} stopped at max_iterations={options.max_iterations} "
+                         f"before the change met tolerance={options.tolerance:g}")
+        self.result = result
+
+
+def check_converged(result: PageRankResult, options: PageRankOptions) -> None:
+    """Raise :class:`ConvergenceError` for a run that did not converge when ``options`` ask for it."""
+    if options.raise_on_max_iterations and not result.converged:
+        raise ConvergenceError(result, options)

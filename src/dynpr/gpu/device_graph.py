@@ -3,7 +3,7 @@
 A graph is uploaded once per :class:`dynpr.graph.Graph` object (a weak cache,
 so later runs on the same object copy nothing), and before a first upload the
 run is checked against free device memory (:mod:`dynpr.gpu.memory`'s model).
-The rest is launch wiring: the block size, a grid for one thread per item,
+The rest is launch wiring: a grid for one thread per item,
 the rank kernels' template flags per approach and the three timed phases read
 from CUDA events. Importing this module needs no CuPy.
 """
@@ -13,18 +13,25 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
+from typing import NamedTuple
+
+from dynpr.designs import APPROACH_FLAGS, BLOCK
 from dynpr.gpu import loader, memory
 from dynpr.pagerank.options import PageRankOptions
 
-BLOCK = 256  # must equal dynpr::kBlock in kernels/common.cuh
 # (AFFECTED, FRONTIER, PRUNE) template flags of the rank kernels per approach.
-MODES = {
-    "static": loader.RANK_MODES[0],
-    "nd": loader.RANK_MODES[0],
-    "dt": loader.RANK_MODES[1],
-    "df": loader.RANK_MODES[2],
-    "dfp": loader.RANK_MODES[3],
-}
+MODES = {approach: (f.affected, f.frontier, f.prune) for approach, f in APPROACH_FLAGS.items()}
+
+
+class EngineRun(NamedTuple):
+    """What a GPU driver returns: host ranks, iterations, whether the last change met the
+    tolerance (False when the run stopped at ``max_iterations``), phase times, affected count."""
+
+    ranks: object
+    iterations: int
+    converged: bool
+    phases: dict
+    affected: int
 
 
 def grid_for(count: int) -> tuple[int]:

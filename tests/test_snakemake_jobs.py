@@ -2,7 +2,7 @@
 
 import pytest
 
-from dynpr import jobs
+from dynpr import snakemake_jobs as jobs
 
 
 def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):

@@ -1,26 +1,39 @@
-"""The designs the default engine is measured against (variants other than ``classes*``).
+"""The designs the default engine is measured against (every variant but ``classes`` and ``classes_sync``).
 
-``partitioned`` is seed 003's design as issue 5 built it (:func:`run_partitioned`):
-in-degree <= ``degree_switch`` takes a thread per vertex, above it a block.
-At partition levels ``in``/``in_out`` a flag/scan/scatter partition lists the
-two groups first (``in_out`` also partitions by out-degree for DF/DF-P's
-expansion); at ``none`` both kernels run over all vertices and each skips
-those of the other group. The host reads the change back every iteration and
-BFS level. :class:`Expansion` (Alg. 5's expandAffected) also serves the
-unfused default, ``classes_unfused``.
+Declared in :data:`dynpr.designs.VARIANTS` (``production=False``) and run
+through :func:`run`, which :func:`dynpr.gpu.pagerank.update` calls for them;
+the benchmark (``dynpr.bench``) compares them with the default. Kernels:
+``kernels/baselines.cu``.
 
-Seed 000's naive push (:class:`PushRanks`, variant ``push_atomic``) plugs
-into the default's driver; seed 000/001's pull kernels are one-class
-:class:`dynpr.gpu.pagerank.ClassRanks`. :func:`run_cusparse` is the cuSPARSE
-power iteration. Those three compute Static and ND only.
+- ``partitioned`` is the paper's design (:func:`run_partitioned`): in-degree
+  <= ``degree_switch`` takes a thread per vertex, above it a block. At
+  partition levels ``in``/``in_out`` a flag/scan/scatter partition lists the
+  two groups first (``in_out`` also partitions by out-degree for DF/DF-P's
+  expansion); at ``none`` both kernels run over all vertices and each skips
+  those of the other group. The host reads the change back every iteration
+  and BFS level. :class:`Expansion` (Alg. 5's expandAffected) also serves the
+  unfused class designs.
+- ``classes_unfused`` and ``partitioned_prc`` (the default's classes, or the
+  paper's two, with precomputed contributions), ``pull_thread``/``pull_warp``/
+  ``pull_block`` (one class, plain gathers) and ``push_atomic``
+  (:class:`PushRanks`, the companion report's naive push) run one launch per
+  class in :class:`dynpr.gpu.iterations.IterationLoop` (:func:`run_unfused`).
+- ``cusparse`` (:func:`run_cusparse`) is the cuSPARSE power iteration.
+
+The pull, push and cuSPARSE designs compute Static and ND only.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from dynpr.designs import APPROACHES, BLOCK, CLASS_LANES, ITERATION_STATE, PARTITIONS, VARIANTS, KernelVariant
 from dynpr.gpu import loader
-from dynpr.gpu.device import BLOCK, MODES, DeviceGraph, count_affected, grid_for, phase_times
+from dynpr.gpu.classes import ClassRanks, default_bounds
+from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
+from dynpr.gpu.iterations import IterationLoop
 from dynpr.pagerank.options import PageRankOptions
 
 
@@ -44,7 +57,7 @@ class Partition:
 
 
 class PartitionedRanks:
-    """Seed 003's rank step: thread-per-vertex for in-degree <= switch,
+    """The paper's rank step: thread-per-vertex for in-degree <= switch,
     block-per-vertex above, over a partition (``listed``) or selectively
     inside one launch pair over all vertices (partition level ``none``)."""
 
@@ -133,11 +146,11 @@ def _reachable(kernels, cupy, graph: DeviceGraph, del_src, ins_src, frontier, nx
 
 def run_partitioned(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
                     options: PageRankOptions):
-    """Seed 003's baseline (variant ``partitioned``): allocate, then time
+    """The paper's design (variant ``partitioned``): allocate, then time
     partition / marking / iterations with CUDA events, one host read of the
-    change per iteration. Returns (ranks, iterations, phases, affected)."""
+    change per iteration."""
     cupy = loader.require_cupy()
-    kernels = loader.pagerank_kernels()
+    kernels = loader.baseline_kernels()
     n = g.n
     affected_mode, frontier_mode, _ = MODES[approach]
     ranks_step = PartitionedRanks(kernels, cupy, g, MODES[approach], options)
@@ -186,13 +199,14 @@ def run_partitioned(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, 
             expansion.expand(dn, dv, ever, never_done)
     events[3].record()
     events[3].synchronize()
-    return cupy.asnumpy(R), iterations, phase_times(cupy, events), count_affected(cupy, approach, dv, ever, n)
+    return EngineRun(cupy.asnumpy(R), iterations, change <= options.tolerance, phase_times(cupy, events),
+                     count_affected(cupy, approach, dv, ever, n))
 
 
 class PushRanks:
-    """Seed 000's naive push: every vertex adds R[u]/d[u] to its out-neighbours
-    with atomicAdd, then a map finishes the ranks (Static and ND only). A step
-    of the default's driver, :func:`dynpr.gpu.pagerank._run_gated`."""
+    """The companion report's naive push: every vertex adds R[u]/d[u] to its
+    out-neighbours with atomicAdd, then a map finishes the ranks (Static and ND
+    only). A step of :class:`dynpr.gpu.iterations.IterationLoop`."""
 
     prc = False
     fuses_finish = False
@@ -207,7 +221,7 @@ class PushRanks:
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         g, o = self.g, self.options
         n = np.int32(g.n)
-        done = state[1:2]
+        done = state[ITERATION_STATE.span("done")]
         self.kernels["push_scatter"](grid_for(g.n), (BLOCK,), (n, g.offsets, g.targets, R, g.inv_degree, self.acc,
                                                              done))
         self.kernels["push_finish"](grid_for(g.n), (BLOCK,), (n, R, Rnew, self.acc, np.float64((1.0 - o.alpha) / g.n),
@@ -239,4 +253,63 @@ def run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
     end.record()
     end.synchronize()
     phases = {"partition_ms": 0.0, "mark_ms": 0.0, "compute_ms": cupy.cuda.get_elapsed_time(start, end)}
-    return cupy.asnumpy(R), iterations, phases, g.n
+    return EngineRun(cupy.asnumpy(R), iterations, change <= options.tolerance, phases, g.n)
+
+
+def _class_step(design: KernelVariant, kernels, cupy, g: DeviceGraph, mode, options: PageRankOptions):
+    """The rank step of an unfused design: its classes (lanes and in-degree bounds) or the push."""
+    if design.name == "push_atomic":
+        return PushRanks(kernels, cupy, g, mode, options)
+    lanes, bounds = {
+        "classes_unfused": (CLASS_LANES, default_bounds(g)),
+        "partitioned_prc": ((1, BLOCK), (options.degree_switch,)),
+        "pull_thread": ((1,), ()),
+        "pull_warp": ((32,), ()),
+        "pull_block": ((BLOCK,), ()),
+    }[design.name]
+    return ClassRanks(kernels, cupy, g, mode, options, lanes, bounds, design.prc, False)
+
+
+def run_unfused(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
+                options: PageRankOptions, design: KernelVariant) -> EngineRun:
+    """One launch per class, then ``finish_iteration`` (and DF/DF-P's separate
+    expansion); one host read per iteration."""
+    cupy = loader.require_cupy()
+    kernels = loader.baseline_kernels()
+    step = _class_step(design, kernels, cupy, g, MODES[approach], options)
+    expansion = Expansion(kernels, cupy, g, options) if MODES[approach][1] else None
+    return IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step,
+                         expansion=expansion).run(graphs=False)
+
+
+def run(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks, options: PageRankOptions,
+        design: KernelVariant) -> EngineRun:
+    """Run a baseline design (compiled and warmed up on first use, untimed)."""
+    _warm_up()
+    return _run(approach, g, g_old, batch, start_ranks, options, design)
+
+
+def _run(approach, g, g_old, batch, start_ranks, options, design) -> EngineRun:
+    if design.name == "partitioned":
+        return run_partitioned(approach, g, g_old, batch, start_ranks, options)
+    if design.name == "cusparse":
+        return run_cusparse(g, start_ranks, options)
+    return run_unfused(approach, g, g_old, batch, start_ranks, options, design)
+
+
+@functools.cache
+def _warm_up() -> None:
+    """Every baseline, approach and partition level once on a tiny graph (see
+    :func:`dynpr.gpu.pagerank._warm_up`)."""
+    from dynpr.gpu.pagerank import tiny_case
+
+    g, g_old, batch, start = tiny_case()
+    for design in VARIANTS.values():
+        if design.production or design.fused:
+            continue
+        for partition in PARTITIONS:
+            # degree_switch 1 sends the hub (vertex 0) to the block kernels.
+            options = PageRankOptions(partition=partition, degree_switch=1, max_iterations=3, variant=design.name)
+            for approach in APPROACHES:
+                if not design.static_only or approach == "static":
+                    _run(approach, g, g_old, batch, start, options, design)

@@ -1,4 +1,4 @@
-"""dynpr.dag.random_dag against independent oracles (networkx longest paths, CPU Kahn)."""
+"""dynpr.random_dag.random_dag against independent oracles (networkx longest paths, CPU Kahn)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dynpr.dag import layer_starts, random_dag
+from dynpr.random_dag import layer_starts, random_dag
 from dynpr.kahn import kahn
 
 

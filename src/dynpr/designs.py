@@ -1,0 +1,182 @@
+"""What dynpr computes and how, declared once: approaches, partition levels, GPU kernel designs.
+
+Every other module reads these declarations instead of keeping its own list:
+the engines and the CLI take the approach codes from here, the GPU memory model
+takes each kernel design's terms from :data:`VARIANTS`, the loader passes
+:data:`BLOCK` and :data:`CLASS_LANES` to NVRTC as defines, and the control
+blocks the fused kernels share with the host (:data:`CLASS_PLAN`,
+:data:`ITERATION_STATE`) mirror the structs of ``kernels/layouts.cuh`` (a
+test parses the header and compares). Importing this module needs neither
+NumPy nor CuPy.
+
+The approaches and partition levels are those of the paper "Efficient GPU
+Implementation of Static and Incrementally Expanding DF-P PageRank for
+Dynamic Graphs" (section 4 and Fig. 1); the kernel designs it is measured
+against come from its companion reports on static GPU PageRank kernels
+(README, "Glossary").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Approach codes: Static, Naive-dynamic, Dynamic Traversal, Dynamic Frontier, DF with Pruning.
+APPROACHES = ("static", "nd", "dt", "df", "dfp")
+#: Approaches that recompute every vertex (no batch, no affected set).
+STATIC_APPROACHES = ("static", "nd")
+
+
+@dataclass(frozen=True)
+class ApproachFlags:
+    """How an approach's rank kernels behave (their ``AFFECTED, FRONTIER, PRUNE`` template flags).
+
+    Attributes
+    ----------
+    affected : only vertices marked affected (δV) are computed; the rest keep their rank.
+    frontier : the affected set grows while iterating (DF, DF-P's expansion through δN).
+    prune : vertices whose rank settled leave the affected set (DF-P, closed-form update).
+    """
+
+    affected: bool
+    frontier: bool
+    prune: bool
+
+
+APPROACH_FLAGS = {
+    "static": ApproachFlags(False, False, False),
+    "nd": ApproachFlags(False, False, False),
+    "dt": ApproachFlags(True, False, False),
+    "df": ApproachFlags(True, True, False),
+    "dfp": ApproachFlags(True, True, True),
+}
+
+#: Work partitioning levels (the paper's Fig. 1): don't partition / partition G' / partition G and G'.
+PARTITIONS = ("none", "in", "in_out")
+
+#: Tolerance of the reference ranks errors are measured against (Static, capped at 500 iterations).
+REFERENCE_TOLERANCE = 1e-100
+
+#: Threads per block of every kernel (NVRTC define ``DYNPR_BLOCK``).
+BLOCK = 256
+
+#: Lanes per vertex of the default's four in-degree classes: a thread, a sub-warp of 8, a warp, a
+#: block (NVRTC define ``DYNPR_CLASS_LANES``; the kernels assume thread, sub-warp, warp, block).
+CLASS_LANES = (1, 8, 32, BLOCK)
+#: In-degree bounds of the classes: a thread up to 8 in-edges, 8 lanes up to 64, a warp up to 1024.
+CLASS_BOUNDS = (8, 64, 1024)
+#: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
+#: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
+#: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.
+WIDE_CLASS_BOUNDS = (32, 256, 4096)
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """One GPU PageRank kernel design (``PageRankOptions.variant``).
+
+    Attributes
+    ----------
+    name : the option value.
+    summary : what it does, in a line.
+    production : served by the default engine (:mod:`dynpr.gpu.pagerank`); the others live in
+        :mod:`dynpr.gpu.baselines` and exist to be measured against (``dynpr.bench``).
+    static_only : computes Static and ND only.
+    classes : in-degree classes it lists (0: none, a push design).
+    prc : gathers precomputed contributions R[u]/d[u] (two float64 n-vectors more).
+    fused : one launch per iteration that also ends the iteration on the device.
+    graphs : iterations replayed from CUDA graphs (else one host read per iteration).
+    relabel : relabels large graphs hub-first for Static and ND.
+    """
+
+    name: str
+    summary: str
+    production: bool = False
+    static_only: bool = False
+    classes: int = 0
+    prc: bool = False
+    fused: bool = False
+    graphs: bool = False
+    relabel: bool = False
+
+
+VARIANTS = {v.name: v for v in (
+    KernelVariant("classes", "four in-degree classes, precomputed contributions, one fused launch per iteration "
+                  "replayed from CUDA graphs, device-side convergence", production=True, classes=4, prc=True,
+                  fused=True, graphs=True, relabel=True),
+    KernelVariant("classes_sync", "the default's kernels with one host read per iteration", classes=4, prc=True,
+                  fused=True),
+    KernelVariant("classes_unfused", "the default's classes as one launch each plus separate finish, clear and "
+                  "expansion launches", classes=4, prc=True),
+    KernelVariant("partitioned", "the paper's thread-per-vertex / block-per-vertex split at degree_switch"),
+    KernelVariant("partitioned_prc", "the paper's split with precomputed contributions", classes=2, prc=True),
+    KernelVariant("pull_thread", "pull, a thread per vertex", static_only=True, classes=1),
+    KernelVariant("pull_warp", "pull, a warp per vertex", static_only=True, classes=1),
+    KernelVariant("pull_block", "pull, a block per vertex", static_only=True, classes=1),
+    KernelVariant("push_atomic", "push with atomicAdd into a float64 accumulator", static_only=True),
+    KernelVariant("cusparse", "cuSPARSE SpMV power iteration (cupyx)", static_only=True),
+)}
+DEFAULT_VARIANT = "classes"
+
+
+def variant(name: str | None) -> KernelVariant:
+    """The declaration of ``name`` (None: the default).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+    """
+    try:
+        return VARIANTS[name or DEFAULT_VARIANT]
+    except KeyError:
+        raise ValueError(f"unknown GPU variant {name!r}; known: {list(VARIANTS)}") from None
+
+
+@dataclass(frozen=True)
+class Int32Layout:
+    """An int32 control block shared by kernels and host: a C struct of ``int``/``unsigned`` fields.
+
+    Attributes
+    ----------
+    name : the struct's name in ``kernels/layouts.cuh``.
+    fields : (field, element count) in declaration order.
+    """
+
+    name: str
+    fields: tuple[tuple[str, int], ...]
+
+    @property
+    def words(self) -> int:
+        """Length of the int32 array that holds the struct."""
+        return sum(count for _, count in self.fields)
+
+    def span(self, field: str) -> slice:
+        """Positions of ``field``'s elements in the int32 array."""
+        start = self.index(field)
+        return slice(start, start + dict(self.fields)[field])
+
+    def index(self, field: str, element: int = 0) -> int:
+        """Position of ``field[element]`` in the int32 array."""
+        offset = 0
+        for name, count in self.fields:
+            if name == field:
+                if not 0 <= element < count:
+                    raise IndexError(f"{self.name}.{field} has {count} elements, not {element + 1}")
+                return offset + element
+            offset += count
+        raise KeyError(f"{self.name} has no field {field!r}")
+
+
+#: degree_classes' output: vertices per class, each class's first work unit, units in all, and the
+#: ticket that elects the last block.
+CLASS_PLAN = Int32Layout("ClassPlan", (("count", len(CLASS_LANES)), ("first", len(CLASS_LANES)), ("total", 1),
+                                       ("ticket", 1)))
+#: The device-side loop state: iterations done, stop flag, whether the last change met the tolerance,
+#: the ticket electing an iteration's last block and the work-unit counter.
+ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1), ("converged", 1), ("ticket", 1),
+                                                 ("work", 1)))
+
+
+def nvrtc_defines() -> tuple[str, ...]:
+    """The ``-D`` options that give the kernels the block size and class lanes declared here."""
+    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}")

@@ -1,0 +1,170 @@
+"""The GPU iteration loop with convergence decided on the device, shared by the default and the class baselines.
+
+A rank step (:class:`dynpr.gpu.classes.ClassRanks`, or the push baseline)
+computes an iteration; the kernel that ends it (the fused rank launch itself,
+or ``finish_iteration`` after unfused launches) counts it and sets ``done`` in
+the ``IterationState`` block (``kernels/layouts.cuh``) at the first change <=
+tau or at the cap. Every later launch returns at once, so the host may launch
+iterations ahead and read the state only now and then: with
+``KernelVariant.graphs`` (fused steps only: their launches need no class sizes
+from the host) iterations are captured into CUDA graphs before the timed
+phases and replayed with one host read per replay; otherwise one host read
+per iteration.
+
+Timing: CUDA events give ``partition_ms`` (degree classes, relabelling),
+``mark_ms`` (initial marking and first expansion, or DT's BFS) and
+``compute_ms`` (iterations with convergence detection and expansion).
+Allocations and CUDA-graph capture come first, untimed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynpr.designs import BLOCK, ITERATION_STATE
+from dynpr.gpu import loader
+from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
+
+# Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
+# about 14 iterations on sx-mathoverflow) needs one host read; each iteration
+# launched past convergence costs a launch whose blocks return at once (~2 us
+# on a small graph), a host read about 20 us. Even, so a replay ends on buffer 0.
+GRAPH_ITERATIONS = 16
+
+
+def _dt_grid(cupy, n: int) -> int:
+    """Blocks of DT's cooperative BFS: two per multiprocessor (the kernel needs 40
+    registers per thread, so two blocks of 256 threads always fit, and the
+    cooperative launch fails rather than deadlock if they did not), fewer when
+    a warp per vertex needs fewer (a grid-wide sync costs more with more blocks)."""
+    return min(2 * cupy.cuda.Device().attributes["MultiProcessorCount"], grid_for(32 * n)[0])
+
+
+class IterationLoop:
+    """Device buffers and launches of one run of ``approach`` with a rank step.
+
+    Parameters
+    ----------
+    kernels : dynpr.gpu.loader.Kernels
+        Holding the step's kernels (and, for unfused steps, ``finish_iteration``,
+        ``clear_flags`` and ``mark_initial``).
+    step : ClassRanks or PushRanks
+        ``prepare()``, ``step(...)``, ``prc`` and ``fuses_finish``.
+    expansion : object, optional
+        Unfused DF/DF-P only: ``prepare()`` and ``expand(dn, dv, ever, done)``.
+    relabel : dynpr.gpu.classes.Relabel, optional
+        Static/ND on a relabelled graph: ``g`` is then ``relabel.graph``.
+    """
+
+    def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
+                 expansion=None, relabel=None):
+        self.kernels, self.cupy, self.approach, self.g, self.g_old = kernels, cupy, approach, g, g_old
+        self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
+        n = g.n
+        affected_mode, self.frontier, _ = MODES[approach]
+        self.fused = step.fuses_finish
+        self.ranks = [cupy.asarray(start_ranks, dtype=cupy.float64)]
+        self.ranks.append(self.ranks[0].copy())
+        self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
+        self.dv = cupy.zeros(n, dtype=cupy.uint8)
+        # Kernels that take flags they do not use (no frontier) get dv in their place.
+        self.dn, self.ever, self.dx = self.dv, self.dv, (self.dv, self.dv)
+        if self.frontier:
+            self.ever = cupy.zeros(n, dtype=cupy.uint8)
+            if self.fused:
+                self.dx = (cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8))
+            else:
+                self.dn = cupy.zeros(n, dtype=cupy.uint8)
+        self.delta = cupy.zeros(1, dtype=cupy.float64)
+        self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
+        self.done = self.state[ITERATION_STATE.span("done")]
+        if affected_mode:
+            self.edges = (cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst), cupy.asarray(batch.ins_src))
+        if approach == "dt":
+            self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(2 * n, dtype=cupy.int32),
+                        cupy.zeros(3, dtype=cupy.int32))  # visited stamps, queue, level sizes
+
+    def iteration(self, j: int) -> None:
+        """Launch iteration j: it reads buffer j % 2 and writes the other one."""
+        a, b = j % 2, 1 - j % 2
+        R, C = self.ranks, self.contrib
+        if self.fused:
+            self.step.step(R[a], C[a], R[b], C[b], self.dv, self.dn, self.delta, self.state,
+                           (self.dx[a], self.dx[b], self.ever))
+            return
+        n, k = np.int32(self.g.n), self.kernels
+        if self.frontier:
+            k["clear_flags"](grid_for(self.g.n), (BLOCK,), (self.dn, n, self.done))
+        self.step.step(R[a], C[a], R[b], C[b], self.dv, self.dn, self.delta, self.state)
+        k["finish_iteration"]((1,), (1,), (self.delta, self.state, np.float64(self.options.tolerance),
+                                           np.int32(self.options.max_iterations)))
+        if self.frontier:
+            self.expansion.expand(self.dn, self.dv, self.ever, self.done)
+
+    def mark(self) -> None:
+        """The affected set before the first iteration: DT's BFS over both graphs (one
+        cooperative launch), or DF/DF-P's initial marking and first expansion."""
+        if not MODES[self.approach][0]:
+            return
+        del_src, del_dst, ins_src = self.edges
+        nd, ni, n = np.int32(self.batch.deletions), np.int32(self.batch.insertions), self.g.n
+        g, g_old = self.g, self.g_old
+        if self.approach == "dt":
+            loader.dt_reachable_kernel()((_dt_grid(self.cupy, n),), (BLOCK,), (
+                g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, nd, ins_src, ni, np.int32(n),
+                *self.bfs, self.dv))
+        elif self.fused:
+            self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
+                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv))
+        else:
+            self.kernels["mark_initial"](grid_for(int(nd) + int(ni)), (BLOCK,),
+                                         (del_src, del_dst, nd, ins_src, ni, self.dv, self.dn, self.ever))
+            self.expansion.expand(self.dn, self.dv, self.ever, self.done)
+
+    def run(self, graphs: bool) -> EngineRun:
+        """Run to convergence (or the cap); ``graphs``: replay captured CUDA graphs."""
+        cupy = self.cupy
+        # The allocations and uploads ran on the legacy default stream, which a
+        # non-blocking stream does not wait for: finish them first (untimed).
+        cupy.cuda.Device().synchronize()
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            replay = None
+            if graphs:
+                # Every launch's size is known on the host, so the graph is captured
+                # before anything runs (host work outside the timed phases).
+                stream.begin_capture()
+                for j in range(GRAPH_ITERATIONS):
+                    self.iteration(j)
+                replay = stream.end_capture()
+            events = [cupy.cuda.Event() for _ in range(4)]
+            events[0].record()
+            if self.relabel:
+                self.relabel.prepare(self.ranks[0])
+            self.step.prepare()
+            if self.expansion:
+                self.expansion.prepare()
+            events[1].record()
+            self.mark()
+            events[2].record()
+            if self.step.prc:
+                self.kernels["contributions"](grid_for(self.g.n), (BLOCK,), (
+                    self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0]))
+            launched = 0
+            while True:
+                if replay is not None:
+                    replay.launch(stream)
+                else:
+                    self.iteration(launched)
+                launched += 1
+                if int(self.done[0]):  # the read synchronizes the stream
+                    break
+            state = self.state.get()
+            iterations = int(state[ITERATION_STATE.index("iterations")])
+            final = self.ranks[iterations % 2]
+            if self.relabel:
+                final = self.relabel.restore(final)
+            events[3].record()
+            events[3].synchronize()
+        return EngineRun(cupy.asnumpy(final), iterations, bool(state[ITERATION_STATE.index("converged")]),
+                         phase_times(cupy, events), count_affected(cupy, self.approach, self.dv, self.ever, self.g.n))

@@ -1,0 +1,67 @@
+"""dynpr.designs: the declarations the engines, the kernels and the memory model share."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dynpr import designs
+from dynpr.gpu import loader
+
+_STRUCT = re.compile(r"struct (\w+) \{([^}]*)\};")
+_FIELD = re.compile(r"^\s*(?:unsigned )?int (\w+)(?:\[(\w+)\])?;", re.MULTILINE)
+
+
+def header_structs() -> dict[str, tuple[tuple[str, int], ...]]:
+    """The int structs of kernels/layouts.cuh as (field, element count), kMaxClasses read as the class count."""
+    text = (loader.kernel_dir() / "layouts.cuh").read_text()
+    sizes = {"kMaxClasses": int(re.search(r"constexpr int kMaxClasses = (\d+);", text).group(1))}
+    return {name: tuple((field, sizes[count] if count else 1) for field, count in _FIELD.findall(body))
+            for name, body in _STRUCT.findall(text)}
+
+
+@pytest.mark.parametrize("layout", [designs.CLASS_PLAN, designs.ITERATION_STATE])
+def test_python_layouts_mirror_the_header(layout):
+    assert header_structs()[layout.name] == layout.fields
+
+
+def test_layout_positions():
+    assert designs.CLASS_PLAN.words == 10
+    assert designs.CLASS_PLAN.index("first", 2) == 6
+    assert designs.ITERATION_STATE.span("done") == slice(1, 2)
+    with pytest.raises(IndexError):
+        designs.CLASS_PLAN.index("count", 4)
+    with pytest.raises(KeyError):
+        designs.ITERATION_STATE.index("nope")
+
+
+def test_block_and_lanes_reach_nvrtc_as_defines():
+    options = loader.COMPILE_OPTIONS
+    assert f"-DDYNPR_BLOCK={designs.BLOCK}" in options
+    assert "-DDYNPR_CLASS_LANES=" + ",".join(map(str, designs.CLASS_LANES)) in options
+    common = (loader.kernel_dir() / "common.cuh").read_text()
+    assert "constexpr int kBlock = DYNPR_BLOCK;" in common and "= 256" not in common
+
+
+def test_each_header_is_inlined_once():
+    source = loader.inline_source("pagerank.cu")
+    assert source.count("// ---- common.cuh ----") == 1
+    assert source.count("struct IterationState {") == 1
+    assert "#include" not in source and "#pragma once" not in source
+
+
+def test_variants_declare_one_production_design():
+    production = [v.name for v in designs.VARIANTS.values() if v.production]
+    assert production == [designs.DEFAULT_VARIANT]
+    assert designs.variant(None) is designs.VARIANTS["classes"]
+    with pytest.raises(ValueError, match="unknown GPU variant 'nope'"):
+        designs.variant("nope")
+    # the fused designs are the ones the default engine runs itself; every other one is a baseline
+    assert {v.name for v in designs.VARIANTS.values() if v.fused} == {"classes", "classes_sync"}
+
+
+def test_approach_flags_cover_every_approach():
+    assert tuple(designs.APPROACH_FLAGS) == designs.APPROACHES
+    assert designs.APPROACH_FLAGS["dfp"] == designs.ApproachFlags(True, True, True)
+    assert not any(any(vars(designs.APPROACH_FLAGS[a]).values()) for a in designs.STATIC_APPROACHES)
