@@ -151,3 +151,16 @@ def assert_error(call, code, text, capsys):
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dynpr: error: ") and text in lines[0], captured.err
+
+
+def test_unconverged_runs_are_reported_or_fail(graph_file, capsys):
+    assert main(["pagerank", str(graph_file), "--backend", "cpu"]) == 0
+    assert records(capsys)[0]["converged"] is True
+    assert main(["pagerank", str(graph_file), "--backend", "cpu", "--max-iterations", "2"]) == 0
+    captured = capsys.readouterr()
+    (rec,) = [json.loads(line) for line in captured.out.splitlines()]
+    assert rec["converged"] is False and rec["iterations"] == 2
+    assert "static stopped at --max-iterations 2" in captured.err
+    assert main(["pagerank", str(graph_file), "--backend", "cpu", "--max-iterations", "2", "--fail-unconverged"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["dynpr: error: static on cpu stopped at max_iterations=2 before the change met tolerance=1e-10"]

@@ -479,4 +479,5 @@ def test_convergence_is_reported_and_can_raise(variant):
     with pytest.raises(ConvergenceError, match="max_iterations=3") as caught:
         gpu_pagerank.update("static", None, graph, None, None,
                             replace(options, max_iterations=3, raise_on_max_iterations=True))
-    np.testing.assert_array_equal(caught.value.result.ranks, capped.ranks)
+    # push_atomic's atomics add in a different order every run
+    assert l1_error(caught.value.result.ranks, capped.ranks) <= 1e-15

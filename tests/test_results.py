@@ -22,7 +22,7 @@ def row(**over):
 def test_columns_are_the_design_contract():
     assert COLUMNS == (
         "dataset", "experiment", "approach", "backend", "device", "batch_fraction", "batch_index", "repeat",
-        "deletions", "insertions", "vertices", "edges", "iterations", "time_ms", "l1_error", "partition_ms",
+        "deletions", "insertions", "vertices", "edges", "iterations", "converged", "time_ms", "l1_error", "partition_ms",
         "mark_ms", "compute_ms", "affected", "variant", "git_commit", "timestamp")
     assert set(DTYPES) == set(COLUMNS)
 

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--frontier-tolerance", type=float, default=1e-6, help="DF/DF-P expansion tolerance (default 1e-6)")
     pr.add_argument("--prune-tolerance", type=float, default=1e-6, help="DF-P pruning tolerance (default 1e-6)")
     pr.add_argument("--max-iterations", type=_positive_int, default=500, help="iteration cap (default 500)")
+    pr.add_argument("--fail-unconverged", action="store_true",
+                    help="exit 1 when a run stops at --max-iterations before meeting --tolerance "
+                         "(default: report \"converged\": false and go on)")
 
     batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)")
     batch.add_argument("graph", help="catalog name or graph file")
@@ -100,7 +103,8 @@ def _run_pagerank(args) -> None:
     if not args.batch and approaches != ["static"]:
         raise ValueError(f"approach {', '.join(a for a in approaches if a != 'static')} needs --batch")
     options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
-                              prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations)
+                              prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations,
+                              raise_on_max_iterations=args.fail_unconverged)
     backend = resolve_backend(args.backend)
     graph, _ = read_graph(args.graph)
 
@@ -112,12 +116,16 @@ def _run_pagerank(args) -> None:
                 "vertices": current.num_vertices, "edges": current.num_edges, "batch_index": index,
                 "deletions": batch.deletions if batch is not None else 0,
                 "insertions": batch.insertions if batch is not None else 0,
-                "repeat": repeat, "iterations": result.iterations, "time_ms": result.time_ms,
+                "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
+                "time_ms": result.time_ms,
                 "phases": result.phases, "affected": result.affected, "variant": result.variant,
             }
             if ref is not None:
                 record["l1_error"] = pagerank.l1_error(result.ranks, ref)
             _emit(record)
+            if not result.converged:
+                print(f"dynpr: warning: {approach} stopped at --max-iterations {options.max_iterations} before "
+                      f"the change met --tolerance {options.tolerance:g}", file=sys.stderr)
         return result.ranks
 
     def reference(current):

@@ -27,7 +27,7 @@ from dynpr.fileio import atomic_path
 COLUMNS = (
     "dataset", "experiment", "approach", "backend", "device",
     "batch_fraction", "batch_index", "repeat", "deletions", "insertions",
-    "vertices", "edges", "iterations", "time_ms", "l1_error",
+    "vertices", "edges", "iterations", "converged", "time_ms", "l1_error",
     "partition_ms", "mark_ms", "compute_ms", "affected", "variant",
     "git_commit", "timestamp",
 )  # fmt: skip
@@ -38,7 +38,7 @@ DTYPES = {
     "backend": "object", "device": "object", "batch_fraction": "float64",
     "batch_index": "int64", "repeat": "int64", "deletions": "int64",
     "insertions": "int64", "vertices": "int64", "edges": "int64",
-    "iterations": "int64", "time_ms": "float64", "l1_error": "float64",
+    "iterations": "int64", "converged": "bool", "time_ms": "float64", "l1_error": "float64",
     "partition_ms": "float64", "mark_ms": "float64", "compute_ms": "float64",
     "affected": "int64", "variant": "object", "git_commit": "object",
     "timestamp": "object",
@@ -93,7 +93,8 @@ def make_row(**fields) -> dict:
     **fields
         Values by column name. ``partition_ms``, ``mark_ms`` and
         ``compute_ms`` default to NaN, ``variant`` to ``""``, ``repeat`` and
-        ``batch_index`` to 0; every other column must be given.
+        ``batch_index`` to 0, ``converged`` to True (Kahn rows: no tolerance);
+        every other column must be given.
 
     Raises
     ------
@@ -105,7 +106,7 @@ def make_row(**fields) -> dict:
     if unknown:
         raise ValueError(f"unknown result column(s) {unknown}; columns are {list(COLUMNS)}")
     row = {"partition_ms": np.nan, "mark_ms": np.nan, "compute_ms": np.nan,
-           "variant": "", "repeat": 0, "batch_index": 0}
+           "variant": "", "repeat": 0, "batch_index": 0, "converged": True}
     row.update(fields)
     missing = [c for c in COLUMNS if c not in row]
     if missing:
