@@ -127,15 +127,20 @@ def test_report_has_every_figure_with_its_caption(workflow):
     assert "analogue for CollegeMsg" in text  # caption template filled per dataset
 
 
-def test_runs_on_the_other_backend_join_the_summary(workflow):
-    # Stand-in for `snakemake compare_backends` on a GPU machine: a GPU runs file appears.
-    runs = read_csv(workflow / "results" / "runs" / "CollegeMsg.csv")
-    gpu = workflow / "results" / "runs" / "gpu" / "CollegeMsg.csv"
-    gpu.parent.mkdir()
-    runs.assign(backend="gpu", time_ms=runs["time_ms"] / 10).to_csv(gpu, index=False)
-    jobs = planned_jobs(workflow, "figures")
-    assert jobs.get("summary") == 1 and "run_experiment" not in jobs and "run_experiment_on_backend" not in jobs
-    snakemake(workflow, "figures")
-    summary = read_csv(workflow / "results" / "summary.csv")
-    assert sorted(summary["backend"].unique()) == ["cpu", "gpu"]
-    assert len(summary) == 2 * len(runs)
+def test_dag_follows_the_config_not_the_machine_or_stray_files(workflow):
+    # A benchmark table or a runs file on the other backend lying around changes no job ...
+    before = planned_jobs(workflow, "figures")
+    stray = [workflow / "results" / "bench" / "static_variants.csv", workflow / "results" / "runs" / "gpu" / "x.csv"]
+    for path in stray:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("stray\n")
+    assert planned_jobs(workflow, "figures") == before
+    for path in stray:
+        path.unlink()
+    # ... the config does: the other backend's runs join the summary, planned here without a GPU
+    jobs = planned_jobs(workflow, "figures", "--config", "compare_backends=True")
+    assert jobs.get("run_experiment_on_backend") == 1 and jobs.get("summary") == 1, jobs
+    assert "bench" not in jobs
+    # and a GPU config puts the GPU benchmarks in the DAG, whatever this machine has
+    jobs = planned_jobs(workflow, "figures", "--config", "backend=gpu")
+    assert jobs.get("bench") == 1 and jobs.get("plot_bench") == 2, jobs

@@ -1,6 +1,5 @@
-# GPU benchmarks of issue 7 (not part of the default `figures` target, which
-# plots these tables when they exist): `snakemake --cores 1 bench`, then
-# `snakemake --cores 1 figures`. Parameters: config.yaml's `bench` section.
+# GPU kernel benchmarks: part of `figures` with `backend: gpu` (the bench figures plot these
+# tables), or alone: `snakemake --cores 1 bench`. Parameters: config.yaml's `bench` section.
 # Needs a CUDA device; without one the job fails with "bench needs a GPU: ...".
 
 

@@ -2,12 +2,10 @@
 # Sections are owned by the rule files that use them; keep each one small.
 
 import importlib.util
-import os
 import re
 
 from snakemake.exceptions import WorkflowError
 
-from dynpr.backend import gpu_available
 from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.snakemake_jobs import fraction_label
 
@@ -70,11 +68,19 @@ def all_batch_targets():
 
 # --- experiments and figures (experiments.smk, figures.smk) ---
 
-# The runs need a GPU slot only when the configured backend resolves to the GPU.
-RUN_GPUS = 1 if config["backend"] == "gpu" or (config["backend"] == "auto" and gpu_available()) else 0
-
-# Runs on the backend the main runs do not use (results/runs/{backend}/) are optional.
-OTHER_BACKEND = "cpu" if RUN_GPUS else "gpu"
+# What the machine must offer follows from the config alone, so the DAG is the same on
+# every machine (nothing here probes CUDA or looks for files):
+# - backend "gpu" declares a GPU machine: GPU-only work (rule bench, whose tables the
+#   static_comparison and partition_ablation figures plot) is part of the DAG;
+# - backend "auto" runs on a GPU when a job finds one (it claims a device at run time) and on
+#   the CPU otherwise; "cpu" never touches one. Neither puts GPU-only work in the DAG.
+GPU_CONFIG = config["backend"] == "gpu"
+# Run jobs that may use a GPU take a slot of the `gpu` resource (`--resources gpu=K`).
+RUN_GPUS = 0 if config["backend"] == "cpu" else 1
+# compare_backends: true adds the runs on the other backend (results/runs/{backend}/) to the
+# summary (the GPU vs CPU figure); "auto" counts as the GPU side.
+COMPARE_BACKENDS = bool(config.get("compare_backends", False))
+OTHER_BACKEND = "gpu" if config["backend"] == "cpu" else "cpu"
 
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.
@@ -138,9 +144,10 @@ def other_backend_targets():
     return [f"results/runs/{OTHER_BACKEND}/{d}.csv" for d in config["datasets"]]
 
 
-def other_backend_runs():
-    """Those of :func:`other_backend_targets` present now: the summary takes them in when they exist."""
-    return [path for path in other_backend_targets() if os.path.exists(path)]
+def summary_inputs():
+    """Runs files the summary concatenates: every configured dataset's, and with
+    ``compare_backends`` those on the other backend too."""
+    return run_targets() + (other_backend_targets() if COMPARE_BACKENDS else [])
 
 
 def temporal_datasets():
@@ -153,14 +160,10 @@ BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ab
 
 
 def bench_inputs(wildcards=None):
-    """Those of :data:`BENCH_TABLES` present when the DAG is built (written by `snakemake bench`);
-    none is fine.
-
-    Found by existence, so the default target never needs a GPU: a `figures` run after
-    `bench` sees the new tables as changed input and re-renders the two figures. The CPU
-    benchmarks' tables in results/bench are not inputs.
-    """
-    return [path for path in BENCH_TABLES if os.path.exists(path)]
+    """Tables the bench figures plot: rule bench's with a GPU config (:data:`GPU_CONFIG`), else
+    none (the figures then say there is no benchmark data). The CPU benchmarks' tables in
+    results/bench are never inputs."""
+    return list(BENCH_TABLES) if GPU_CONFIG else []
 
 
 def figure_targets():

@@ -1,8 +1,8 @@
-# Experiments of seed 003, section 5: one job per dataset (temporal or random
+# Experiments of the paper's section 5: one job per dataset (temporal or random
 # batches, every approach, plus Kahn), then all runs in one summary table.
 # Rerun one dataset: snakemake --cores 1 --forcerun results/runs/CollegeMsg.csv figures
-# GPU vs CPU (Fig. 6-8): snakemake --cores 1 compare_backends, then snakemake --cores 1 figures
-# (the summary takes in results/runs/{other backend}/*.csv once they exist).
+# GPU vs CPU (Fig. 6-8): snakemake --cores 1 figures --config compare_backends=True
+# (the summary then takes in results/runs/{other backend}/*.csv, run as part of the DAG).
 
 
 rule run_experiment:
@@ -55,8 +55,7 @@ rule compare_backends:
 
 rule summary:
     input:
-        run_targets(),
-        other_backend_runs(),
+        summary_inputs(),
     output:
         "results/summary.csv",
     log:
