@@ -4,7 +4,7 @@ Static PageRank through ``dynpr.gpu.pagerank.run_classes`` with the default's la
 in-degree bounds (no relabelling); median of ``--repeats`` runs. Writes ``results/bench/class_bounds.csv`` (or
 ``--out``) with device and git commit, and prints ms per iteration per graph and bounds.
 
-    PYTHONPATH=src python benchmarks/bench_class_bounds.py --graphs sx-mathoverflow rmat22-gpu
+    PYTHONPATH=src python benchmarks/bench_class_bounds.py --graphs sx-mathoverflow rmat-22
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.bench import load_graph, write_table
+from dynpr.bench import write_table
 from dynpr.designs import VARIANTS
 from dynpr.gpu import pagerank as engine
 from dynpr.gpu.device_graph import to_device
 from dynpr.pagerank.options import PageRankOptions
+from dynpr.prepare import read_graph
 from dynpr.results import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,17 +34,18 @@ CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 1024), (16, 128, 4096), (32
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphs", nargs="+", default=["sx-mathoverflow", "web-NotreDame", "rmat20-gpu", "rmat22-gpu"])
+    parser.add_argument("--graphs", nargs="+", default=["sx-mathoverflow", "web-NotreDame", "rmat-20", "rmat-22"],
+                        help="catalog names (prepared results/graphs/{name}.npz when present) or graph files")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("results/bench/class_bounds.csv"))
     args = parser.parse_args(argv)
     commit = git_commit(ROOT)
     options = PageRankOptions()
-    engine.update("static", None, load_graph("CollegeMsg")[0], None, None, options)  # compiles and warms up
+    engine.update("static", None, read_graph("CollegeMsg")[0], None, None, options)  # compiles and warms up
     design = replace(VARIANTS["classes"], relabel=False)
     rows = []
     for name in args.graphs:
-        graph, _ = load_graph(name)
+        graph, _ = read_graph(name)
         g = to_device(graph)
         start = np.full(graph.num_vertices, 1.0 / graph.num_vertices)
         for bounds in CANDIDATES:

@@ -26,12 +26,13 @@ from dynpr.fileio import atomic_path
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
 from dynpr.pagerank import l1_error
-from dynpr.pagerank.options import PARTITIONS, PageRankOptions
+from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
+from dynpr.pagerank.options import PageRankOptions
 from dynpr.results import git_commit
 from dynpr.rmat import rmat_edges
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = PageRankOptions(tolerance=1e-100, max_iterations=500)
+REFERENCE = PageRankOptions(tolerance=REFERENCE_TOLERANCE, max_iterations=500)
 
 
 def read_embedded(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -50,25 +50,19 @@ def test_required_columns_present():
         assert column in bench.ABLATION_COLUMNS
 
 
-def test_main_without_gpu_fails_with_one_line(monkeypatch, capsys):
-    monkeypatch.setattr("dynpr.backend.gpu_available", lambda: False)
-    with pytest.raises(SystemExit) as info:
-        bench.main(["--tables", "static"])
-    assert str(info.value).startswith("bench needs a GPU: ")
-    assert "\n" not in str(info.value)
-
-
-def _rule_params() -> dict:
-    """The params of rule bench: config.yaml's bench section."""
-    return yaml.safe_load((ROOT / "config.yaml").read_text())["bench"]
+def _rule_params(tmp_path) -> SimpleNamespace:
+    """The params of rule bench: config.yaml's bench section, seed and reference tolerance."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    return SimpleNamespace(**config["bench"], bench_graphs=["g"], batch_files=[], seed=config["seed"],
+                           reference_tolerance=config["pagerank"]["reference_tolerance"])
 
 
 def test_rule_script_without_gpu_fails_with_one_line(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr("dynpr.backend.gpu_available", lambda: False)
     log = tmp_path / "bench.log"
-    snakemake = SimpleNamespace(
-        rule="bench", log=[str(log)], params=SimpleNamespace(**_rule_params()),
-        output=SimpleNamespace(static=str(tmp_path / "static_variants.csv")))
+    out = SimpleNamespace(**{k: str(tmp_path / f"{k}.csv") for k in ("static", "ablation", "kahn")})
+    snakemake = SimpleNamespace(rule="bench", log=[str(log)], params=_rule_params(tmp_path),
+                                input=SimpleNamespace(graphs=[str(tmp_path / "g.npz")]), output=out)
     with pytest.raises(SystemExit) as info:
         runpy.run_path(str(ROOT / "workflow" / "scripts" / "bench_gpu_tables.py"),
                        init_globals={"snakemake": snakemake})
@@ -76,23 +70,37 @@ def test_rule_script_without_gpu_fails_with_one_line(monkeypatch, tmp_path, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bench needs a GPU: " in err[0]
     assert "bench needs a GPU: " in log.read_text()
-    assert not (tmp_path / "static_variants.csv").exists()
+    assert not any(Path(p).exists() for p in vars(out).values())
 
 
-def test_rule_params_parse():
-    params = _rule_params()
-    args = bench.build_parser().parse_args(["--graphs", *params["graphs"], "--fractions",
-                                            *map(str, params["fractions"])])
-    assert args.graphs == params["graphs"] and args.fractions == params["fractions"]
+def test_scenarios_read_the_pipeline_batch_files(tmp_path):
+    # Temporal slices chain from their base graph; random batches each update the full graph.
+    from dynpr.batches import apply_batch, random_batch, write_batches
+    from dynpr.graph import Graph
 
+    rng = np.random.default_rng(4)
+    graph = Graph.from_edges(rng.integers(0, 50, 300), rng.integers(0, 50, 300), 50)
+    base = Graph.from_edges(rng.integers(0, 50, 200), rng.integers(0, 50, 200), 50)
+    batches = [random_batch(graph, 0.05, 0.8, rng) for _ in range(3)]
+    graph.save(tmp_path / "g.npz")
+    base.save(tmp_path / "base.npz")
+    write_batches(tmp_path / "b.npz", batches, graph="g", experiment="random", fraction=0.05)
+    graphs = {"g": str(tmp_path / "g.npz")}
 
-def test_embedded_graphs_renumbered_as_prepare_does():
-    from dynpr.io import read_edges
-    from dynpr.prepare import build_graph
+    independent = list(bench._scenarios(bench.BatchFile("g", 0.05, str(tmp_path / "b.npz")), graphs))
+    assert [s[0] for s in independent] == [0, 1, 2] and not any(s[4] for s in independent)
+    for _, old, new, batch, _ in independent:
+        np.testing.assert_array_equal(old.offsets, graph.offsets)
+        np.testing.assert_array_equal(new.targets, apply_batch(graph, batch).targets)
 
-    graph, temporal = bench.load_graph("CollegeMsg")
-    expected, expected_temporal, vertex_ids, _ = build_graph(read_edges(bench.EMBEDDED / "CollegeMsg.txt.gz"))
-    assert graph.num_vertices == len(vertex_ids) == 1899
-    for got, want in zip((graph.offsets, graph.targets, *temporal), (expected.offsets, expected.targets,
-                                                                     *expected_temporal)):
-        np.testing.assert_array_equal(got, want)
+    slices, states = [], [base]
+    for _ in range(3):  # each slice drawn on the graph the previous ones left
+        slices.append(random_batch(states[-1], 0.05, 0.8, rng))
+        states.append(apply_batch(states[-1], slices[-1]))
+    write_batches(tmp_path / "t.npz", slices, graph="g", experiment="temporal", fraction=0.05)
+    chained = list(bench._scenarios(bench.BatchFile("g", 0.05, str(tmp_path / "t.npz"), str(tmp_path / "base.npz")),
+                                    graphs))
+    assert len(chained) == 3 and all(s[4] for s in chained)
+    for (_, old, new, _, _), before, after in zip(chained, states, states[1:]):
+        np.testing.assert_array_equal(old.targets, before.targets)
+        np.testing.assert_array_equal(new.targets, after.targets)

@@ -58,6 +58,7 @@ def workflow(tmp_path_factory):
     config.update(datasets=["CollegeMsg"], backend="cpu", repeat=1)
     config["temporal"].update(batch_fractions=[1e-3], num_batches=2)
     config["random"].update(batch_fractions=[1e-3], repeats=1)
+    config["bench"].update(graphs=["CollegeMsg"], ablation_graphs=["CollegeMsg"], fractions=[1e-3])
     (wd / "config.yaml").write_text(yaml.safe_dump(config))
     snakemake(wd, "figures")
     return wd
@@ -144,3 +145,7 @@ def test_dag_follows_the_config_not_the_machine_or_stray_files(workflow):
     # and a GPU config puts the GPU benchmarks in the DAG, whatever this machine has
     jobs = planned_jobs(workflow, "figures", "--config", "backend=gpu")
     assert jobs.get("bench") == 1 and jobs.get("plot_bench") == 2, jobs
+    # on the pipeline's own graph and batch files, which it does not rebuild
+    out = snakemake(workflow, "--dry-run", "--printshellcmds", "bench", "--config", "backend=gpu")
+    assert not UPSTREAM & set(planned_jobs(workflow, "bench", "--config", "backend=gpu"))
+    assert "results/graphs/CollegeMsg.npz" in out and "results/batches/CollegeMsg/temporal_0.001.npz" in out

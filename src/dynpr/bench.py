@@ -1,34 +1,39 @@
-"""GPU benchmark tables of issue 7: static kernel variants, the partition ablation and Kahn.
+"""GPU benchmark tables: static kernel variants, the partition ablation and Kahn (rule ``bench``).
 
-``python -m dynpr.bench --out-dir results/bench`` (or ``snakemake --cores 1 bench``) writes
+The workflow's rule ``bench`` (``snakemake --cores 1 bench``, or part of
+``figures`` with ``backend: gpu``) runs :func:`write_tables` on the pipeline's
+own outputs: the prepared graphs ``results/graphs/{name}.npz`` and, for the
+ablation, the batch files ``results/batches/{name}/*`` the experiments use
+(temporal slices on their base graph, or random batches with the config's
+seed), with config.yaml's ``bench`` section as parameters. It writes
 
-- ``static_variants.csv``: Static PageRank per graph and kernel variant (``dynpr.gpu.VARIANTS``),
-  median of ``--repeats`` runs, with ms per iteration, edges per second and the achieved
-  bandwidth under :data:`MODEL` as a share of the device-to-device copy bandwidth measured in
-  the same process;
-- ``partition_ablation.csv``: every approach per partition level (seed 003 Fig. 1) for the
-  baseline (``partitioned``) and the default variant, on temporal batches of a temporal graph
-  and random batches of an R-MAT graph, with the L1 error against the reference and the time
-  per phase (partition, marking, iterations);
-- ``kahn.csv``: CPU Kahn and both GPU drivers on seed-002-style random DAGs
+- ``static_variants.csv``: Static PageRank per graph and kernel variant
+  (:data:`dynpr.designs.VARIANTS`), median of ``repeats`` runs, with ms per
+  iteration, edges per second and the achieved bandwidth under :data:`MODEL`
+  as a share of the device-to-device copy bandwidth measured in the same
+  process;
+- ``partition_ablation.csv``: every approach per partition level (the paper's
+  Fig. 1) for the paper's design (``partitioned``) and the default, on every
+  batch of each batch file, with the L1 error against the reference and the
+  time per phase (partition, marking, iterations);
+- ``kahn.csv``: CPU Kahn and both GPU drivers on two random DAGs
   (:func:`dynpr.random_dag.random_dag`), one wide and one deep.
 
-It needs a CUDA device: without one it stops with one line saying so (the CPU engines have
-their own benchmarks; a GPU table with CPU numbers in it would mislabel them).
+It needs a CUDA device: without one it stops with one line saying so (the CPU
+engines have their own benchmarks; a GPU table with CPU numbers in it would
+mislabel them).
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from dynpr import APPROACHES
+from dynpr.designs import APPROACHES, DEFAULT_VARIANT, PARTITIONS, VARIANTS
 
 #: The bytes a Static iteration must move, whatever the kernel design.
 MODEL = ("bytes/iteration = 8(n+1) in_offsets + 4m sources + 8m gathered contributions (one double "
@@ -43,8 +48,6 @@ ABLATION_COLUMNS = ("graph", "approach", "partition", "batch_fraction", "time_ms
                     "compute_ms", "benchmark", "dataset", "backend")
 KAHN_COLUMNS = ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels", "processed", "time_ms",
                 "us_per_level", "speedup_vs_cpu", "benchmark", "dataset", "backend")
-#: Graphs of ``static_variants.csv`` by default: the embedded SNAP graphs and R-MAT built on the device.
-DEFAULT_GRAPHS = ("CollegeMsg", "sx-mathoverflow", "soc-Epinions1", "web-NotreDame", "rmat20-gpu", "rmat22-gpu")
 
 
 def bytes_per_iteration(n: int, m: int) -> int:
@@ -75,6 +78,8 @@ def static_row(graph: str, variant: str, n: int, m: int, iterations: int, time_m
 
 NO_GPU = ("bench needs a GPU: no CUDA device visible through CuPy here; run it on a GPU machine "
           "(the CPU engines are timed by benchmarks/bench_pagerank_cpu.py)")
+#: The designs the ablation compares: the paper's and the default.
+ABLATION_VARIANTS = ("partitioned", DEFAULT_VARIANT)
 
 
 def require_gpu() -> None:
@@ -109,81 +114,35 @@ def copy_gbps(nbytes: int = 1 << 30, repeats: int = 20) -> float:
     return 2 * src.nbytes / statistics.median(times) / 1e9
 
 
-def rmat_graph_gpu(scale: int, edge_factor: int = 16, seed: int = 1):
-    """R-MAT graph built with CuPy (dynpr.rmat's Graph500 formulation, CuPy's random
-    stream, so not the catalog's graph): ids permuted, self-loops and duplicates
-    removed, a self-loop added on every vertex. Seconds on a GPU where NumPy
-    needs about a minute at scale 22."""
-    import cupy
+@dataclass(frozen=True)
+class BatchFile:
+    """One batch file of the ablation: ``batches`` updates ``graph`` (random batches, each on its
+    own) or, with ``base``, the base graph one after another (temporal slices)."""
 
+    graph: str
+    fraction: float
+    batches: str
+    base: str | None = None
+
+
+def load_graph(path: str | Path):
+    """A prepared graph (``results/graphs/{name}.npz``)."""
     from dynpr.graph import Graph
-    from dynpr.rmat import GRAPH500_ABC
 
-    a, b, c = GRAPH500_ABC
-    n, m = 1 << scale, edge_factor << scale
-    rng = cupy.random.default_rng(seed)
-    src = cupy.zeros(m, dtype=cupy.int64)
-    dst = cupy.zeros(m, dtype=cupy.int64)
-    for level in range(scale):
-        row = rng.random(m, dtype=cupy.float32) >= (a + b)
-        threshold = cupy.where(row, cupy.float32((1 - a - b - c) / (1 - a - b)), cupy.float32(b / (a + b)))
-        col = rng.random(m, dtype=cupy.float32) < threshold
-        src |= row.astype(cupy.int64) << level
-        dst |= col.astype(cupy.int64) << level
-    perm = cupy.argsort(rng.random(n))  # a uniform random permutation of the ids
-    src, dst = perm[src], perm[dst]
-    keep = src != dst
-    loops = cupy.arange(n, dtype=cupy.int64)
-    keys = cupy.unique(cupy.concatenate([src[keep] * n + dst[keep], loops * n + loops]))
-    rows, cols = keys // n, keys % n
-    transposed = cupy.sort(cols * n + rows)
-    vertex = cupy.arange(n + 1, dtype=cupy.int64)
-    offsets = cupy.searchsorted(rows, vertex)
-    in_offsets = cupy.searchsorted(transposed // n, vertex)
-    return Graph(offsets.get(), cols.astype(cupy.int32).get(), in_offsets.get(),
-                 (transposed % n).astype(cupy.int32).get())
+    return Graph.load(path)
 
 
-EMBEDDED = Path(__file__).resolve().parents[2] / "datasets" / "embedded"
-
-
-def load_graph(name: str):
-    """(graph, temporal or None) for an embedded SNAP file's name, ``rmat{S}-gpu`` (built by
-    :func:`rmat_graph_gpu`) or any other catalog name (through ``dynpr.prepare.read_graph``).
-
-    Embedded files are parsed directly and renumbered densely as ``dynpr.prepare.build_graph``
-    does (vertices = distinct ids in ascending order, a self-loop on each, temporal edges in
-    time order): importing ``dynpr.prepare`` loads the catalog's schema validation, which the
-    GPU machines lack.
-    """
-    if name.startswith("rmat") and name.endswith("-gpu"):
-        return rmat_graph_gpu(int(name[4:-4])), None
-    embedded = EMBEDDED / f"{name}.txt.gz"
-    if embedded.is_file():
-        from dynpr.graph import Graph, unique_sorted
-        from dynpr.io import read_edges
-
-        edges = read_edges(embedded)
-        vertex_ids = unique_sorted(np.concatenate([edges.src, edges.dst]).astype(np.int64, copy=False))
-        src = np.searchsorted(vertex_ids, edges.src).astype(np.int32)
-        dst = np.searchsorted(vertex_ids, edges.dst).astype(np.int32)
-        temporal = None if edges.time is None else (src, dst, edges.time)
-        return Graph.from_edges(src, dst, len(vertex_ids)), temporal
-    from dynpr.prepare import read_graph
-
-    return read_graph(name)
-
-
-def static_variants(graphs, variants, repeats: int, device: str, commit: str, log=print) -> pd.DataFrame:
-    """Static PageRank of every variant on every graph (median time of ``repeats`` runs)."""
+def static_variants(graphs: dict[str, str], variants, repeats: int, device: str, commit: str,
+                    log=print) -> pd.DataFrame:
+    """Static PageRank of every variant on every graph (name -> prepared file; median time of ``repeats`` runs)."""
     from dynpr.gpu import pagerank as engine
     from dynpr.pagerank.options import PageRankOptions
 
     bandwidth = copy_gbps()
     log(f"device-to-device copy: {bandwidth:.0f} GB/s (read + write)")
     rows = []
-    for name in graphs:
-        graph, _ = load_graph(name)
+    for name, path in graphs.items():
+        graph = load_graph(path)
         n, m = graph.num_vertices, graph.num_edges
         for variant in variants:
             runs = [engine.update("static", None, graph, None, None, PageRankOptions(variant=variant))
@@ -200,41 +159,34 @@ def static_variants(graphs, variants, repeats: int, device: str, commit: str, lo
     return pd.DataFrame(rows, columns=STATIC_COLUMNS)
 
 
-def _scenarios(name: str, fractions, batches: int, random_batches: int, seed: int):
-    """Yield (fraction, index, old, new, batch, chained): ``batches`` temporal batches applied
-    one after another for a temporal graph (``chained``), else ``random_batches`` random 80/20
-    batches each applied to the full graph."""
-    from dynpr.batches import apply_batch, random_batch, temporal_batches
+def _scenarios(batch_file: BatchFile, graphs: dict[str, str]):
+    """Yield (index, old, new, batch, chained) of one batch file: temporal slices applied one after
+    another from their base graph (``chained``), or random batches each applied to the graph."""
+    from dynpr.batches import apply_batch, read_batches
 
-    graph, temporal = load_graph(name)
-    if temporal is not None:
-        src, dst, _ = temporal
-        for fraction in fractions:
-            old, sequence, _ = temporal_batches(src, dst, graph.num_vertices, 0.9, fraction, batches)
-            for index, batch in enumerate(sequence):
-                new = apply_batch(old, batch)
-                yield fraction, index, old, new, batch, True
-                old = new
-    else:
-        rng = np.random.default_rng(seed)
-        for fraction in fractions:
-            for index in range(random_batches):
-                batch = random_batch(graph, fraction, 0.8, rng)
-                yield fraction, index, graph, apply_batch(graph, batch), batch, False
+    chained = batch_file.base is not None
+    old = load_graph(batch_file.base if chained else graphs[batch_file.graph])
+    for index, batch in enumerate(read_batches(batch_file.batches)):
+        new = apply_batch(old, batch)
+        yield index, old, new, batch, chained
+        if chained:
+            old = new
 
 
-def partition_ablation(graphs, fractions, batches: int, random_batches: int, variants, device: str, commit: str,
-                       seed: int = 42, log=print) -> pd.DataFrame:
-    """Every approach per partition level and variant; previous ranks chain through temporal batches."""
+def partition_ablation(batch_files, graphs: dict[str, str], variants, reference_tolerance: float, device: str,
+                       commit: str, log=print) -> pd.DataFrame:
+    """Every approach per partition level and variant on every batch of ``batch_files``
+    (:class:`BatchFile`); previous ranks chain through temporal batches."""
     from dynpr.gpu import pagerank as engine
     from dynpr.pagerank import l1_error
-    from dynpr.pagerank.options import PARTITIONS, PageRankOptions
+    from dynpr.pagerank.options import PageRankOptions
 
-    reference_options = PageRankOptions(tolerance=1e-100, max_iterations=500)
+    reference_options = PageRankOptions(tolerance=reference_tolerance)  # capped at the default 500
     rows = []
-    for name in graphs:
+    for batch_file in batch_files:
+        name, fraction = batch_file.graph, batch_file.fraction
         base_graph, carried = None, {}
-        for fraction, index, old, new, batch, chained in _scenarios(name, fractions, batches, random_batches, seed):
+        for index, old, new, batch, chained in _scenarios(batch_file, graphs):
             if index == 0 or not chained:
                 if old is not base_graph:
                     base = engine.update("static", None, old, None, None, PageRankOptions()).ranks
@@ -256,14 +208,15 @@ def partition_ablation(graphs, fractions, batches: int, random_batches: int, var
                                      "l1_error": l1_error(result.ranks, reference), "affected": result.affected,
                                      **result.phases,
                                      "benchmark": "partition_ablation", "dataset": name, "backend": "gpu"})
-        log(f"{name}: ablation rows so far {len(rows)}")
+        log(f"{name} {fraction:g}: ablation rows so far {len(rows)}")
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
 
 
-def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> pd.DataFrame:
+def kahn_table(cases, device: str, commit: str, seed: int, repeats: int = 3, log=print) -> pd.DataFrame:
     """CPU Kahn and the GPU drivers on DAGs from :func:`dynpr.random_dag.random_dag`.
 
-    ``cases`` maps a name to ``(n, m, depth or None)``; GPU times are medians of ``repeats``.
+    ``cases`` maps a name to ``(n, m, depth or None)``; ``seed`` seeds the DAGs; GPU times are
+    medians of ``repeats``.
     """
     from dynpr.random_dag import random_dag
     from dynpr.gpu.kahn import kahn as gpu_kahn
@@ -271,7 +224,7 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
 
     rows = []
     for name, (n, m, depth) in cases.items():
-        graph = random_dag(n, m, depth=depth, seed=3)
+        graph = random_dag(n, m, depth=depth, seed=seed)
         cpu = kahn(graph, backend="cpu")
         results = {"cpu": [cpu]}
         for driver in ("levels", "persistent"):
@@ -292,7 +245,7 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
     return pd.DataFrame(rows, columns=KAHN_COLUMNS)
 
 
-def write_table(table: pd.DataFrame, path: Path) -> None:
+def write_table(table: pd.DataFrame, path: str | Path) -> None:
     """Write a benchmark table as CSV through a temporary name (complete or absent)."""
     from dynpr.fileio import atomic_path
 
@@ -300,65 +253,38 @@ def write_table(table: pd.DataFrame, path: Path) -> None:
         table.to_csv(tmp, index=False)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line of :func:`main` (the workflow script parses its params with it too)."""
-    from dynpr.gpu import VARIANTS
+def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print) -> None:
+    """Rule bench: the three tables from the pipeline's graphs and batch files.
 
-    parser = argparse.ArgumentParser(prog="python -m dynpr.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", type=Path, default=Path("results/bench"))
-    parser.add_argument("--tables", nargs="+", choices=("static", "ablation", "kahn"),
-                        default=["static", "ablation", "kahn"])
-    parser.add_argument("--graphs", nargs="+", default=list(DEFAULT_GRAPHS))
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--ablation-graphs", nargs="+",
-                        default=["sx-mathoverflow", "soc-Epinions1", "web-NotreDame", "rmat20-gpu"])
-    parser.add_argument("--ablation-variants", nargs="+", choices=VARIANTS, default=["partitioned", "classes"])
-    parser.add_argument("--fractions", type=float, nargs="+", default=[1e-5, 1e-4, 1e-3])
-    parser.add_argument("--batches", type=int, default=20, help="temporal batches per fraction")
-    parser.add_argument("--random-batches", type=int, default=3, help="random batches per fraction")
-    parser.add_argument("--kahn-vertices", type=int, default=1 << 20)
-    parser.add_argument("--kahn-edges", type=int, default=16 << 20)
-    parser.add_argument("--kahn-depth", type=int, default=10_000)
-    return parser
+    Parameters
+    ----------
+    graphs : dict
+        Graph name -> prepared ``.npz`` (every graph of ``params.graphs`` and of the batch files).
+    batch_files : list of BatchFile
+        The ablation's batch files.
+    params
+        config.yaml's ``bench`` section (``graphs``, ``repeats``, ``kahn_vertices``,
+        ``kahn_edges``, ``kahn_depth``) plus ``seed`` and ``reference_tolerance``.
+    outputs
+        ``static``, ``ablation`` and ``kahn``: the tables' paths.
+    log : callable
+        Progress lines.
 
-
-def main(argv=None) -> None:
-    """Command line: see the module docstring."""
-    args = build_parser().parse_args(argv)
-    try:
-        require_gpu()
-    except RuntimeError as exc:
-        raise SystemExit(str(exc)) from None
-    run(args)
-
-
-def _print(text: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-
-def run(args, log=_print) -> None:
-    """Write the tables ``args.tables`` (from :func:`build_parser`) under ``args.out_dir``."""
+    Raises
+    ------
+    RuntimeError
+        Without a CUDA device (:data:`NO_GPU`).
+    """
     from dynpr.backend import device_name
     from dynpr.results import git_commit
 
     require_gpu()
-    commit = git_commit(Path(__file__).resolve().parents[2])
-    device = device_name("gpu")
-
+    commit, device = git_commit(), device_name("gpu")
     log(f"{device}, commit {commit}")
-    if "static" in args.tables:
-        write_table(static_variants(args.graphs, args.variants, args.repeats, device, commit, log),
-               args.out_dir / "static_variants.csv")
-    if "kahn" in args.tables:
-        cases = {"dag-random": (args.kahn_vertices, args.kahn_edges, None),
-                 f"dag-depth{args.kahn_depth}": (args.kahn_vertices, args.kahn_edges, args.kahn_depth)}
-        write_table(kahn_table(cases, device, commit, log=log), args.out_dir / "kahn.csv")
-    if "ablation" in args.tables:
-        write_table(partition_ablation(args.ablation_graphs, args.fractions, args.batches, args.random_batches,
-                                  args.ablation_variants,
-                                  device, commit, log=log), args.out_dir / "partition_ablation.csv")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    static_graphs = {name: graphs[name] for name in params.graphs}
+    write_table(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, log), outputs.static)
+    cases = {"dag-random": (params.kahn_vertices, params.kahn_edges, None),
+             f"dag-depth{params.kahn_depth}": (params.kahn_vertices, params.kahn_edges, params.kahn_depth)}
+    write_table(kahn_table(cases, device, commit, params.seed, log=log), outputs.kahn)
+    write_table(partition_ablation(batch_files, graphs, ABLATION_VARIANTS, params.reference_tolerance, device, commit,
+                                   log=log), outputs.ablation)

@@ -155,6 +155,35 @@ def temporal_datasets():
     return [d for d in config["datasets"] if run_experiment_kind(d) == "temporal"]
 
 
+# --- GPU benchmarks (bench.smk) ---
+
+
+def bench_graph_names():
+    """Graphs rule bench reads: the static comparison's and the ablation's, each once."""
+    return list(dict.fromkeys(config["bench"]["graphs"] + config["bench"]["ablation_graphs"]))
+
+
+def bench_batch_files():
+    """The ablation's batch files, as dynpr.bench.BatchFile fields: per ablation graph and bench
+    fraction the pipeline's temporal slices (with their base) or random batches."""
+    files = []
+    for d in config["bench"]["ablation_graphs"]:
+        kind = run_experiment_kind(d)
+        for f in config["bench"]["fractions"]:
+            files.append({"graph": d, "fraction": float(f),
+                          "batches": f"results/batches/{d}/{kind}_{fraction_label(f)}.npz",
+                          "base": f"results/batches/{d}/temporal_base.npz" if kind == "temporal" else None})
+    return files
+
+
+def bench_rule_inputs(wildcards):
+    """Inputs of rule bench: the prepared graphs (in :func:`bench_graph_names` order, which
+    params.bench_graphs repeats) and every batch file of the ablation."""
+    batches = [path for f in bench_batch_files() for path in (f["batches"], f["base"]) if path]
+    return {"graphs": [f"results/graphs/{d}.npz" for d in bench_graph_names()],
+            "batches": list(dict.fromkeys(batches))}
+
+
 # The tables of rule bench that the bench figures plot.
 BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv")
 

@@ -3,8 +3,6 @@
 Without a CUDA device the rule fails with one line ("bench needs a GPU: ...").
 """
 
-from pathlib import Path
-
 from dynpr.device_claims import claim_device
 from dynpr.snakemake_jobs import script_errors
 
@@ -12,8 +10,6 @@ with script_errors(snakemake.rule, "results/bench", snakemake.log[0]) as log, cl
     from dynpr import bench
 
     p = snakemake.params
-    argv = ["--out-dir", str(Path(snakemake.output.static).parent), "--graphs", *p.graphs,
-            "--repeats", str(p.repeats), "--ablation-graphs", *p.ablation_graphs,
-            "--fractions", *map(str, p.fractions), "--batches", str(p.batches),
-            "--random-batches", str(p.random_batches)]
-    bench.run(bench.build_parser().parse_args(argv), log=log)
+    graphs = dict(zip(p.bench_graphs, snakemake.input.graphs, strict=True))
+    batch_files = [bench.BatchFile(**f) for f in p.batch_files]
+    bench.write_tables(graphs, batch_files, p, snakemake.output, log=log)
