@@ -1,6 +1,6 @@
 """DF-P's L1 error on sx-mathoverflow measured the way the reference implementation measures it.
 
-The reference code of seed 003 (puzzlef/pagerank-cuda-dynamic) runs its temporal
+The paper's reference code (puzzlef/pagerank-cuda-dynamic) runs its temporal
 experiment with the edges in file order, a graph of 248,180 rows (10 x |V|: the
 extra rows are isolated vertices with a self-loop, which hold 90% of the rank
 mass and so scale every real vertex's rank and every L1 error by 1/10), batch 0

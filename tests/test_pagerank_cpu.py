@@ -1,4 +1,4 @@
-"""CPU PageRank against closed forms, networkx, and a per-vertex transcription of seed 003's Alg. 2-5."""
+"""CPU PageRank against closed forms, networkx, and a per-vertex transcription of the paper's Alg. 2-5."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def test_empty_batch_keeps_ranks():
 
 
 def literal(approach, old, new, batch, previous, opts=OPTS):
-    """Seed 003 Alg. 2-5 as written, one vertex at a time (small graphs only)."""
+    """The paper's Alg. 2-5 as written, one vertex at a time (small graphs only)."""
     n, alpha = new.num_vertices, opts.alpha
     c0 = (1 - alpha) / n
     d = new.out_degree

@@ -1,4 +1,5 @@
-"""Cycle detection with Kahn's algorithm, level-synchronous (seed 002, section 5).
+"""Cycle detection with Kahn's algorithm, level-synchronous (the companion report "CUDA-Based Cycle Detection in
+Directed Graphs Using Kahn's Algorithm", section 5).
 
 Each level removes every vertex whose in-degree has reached zero and decrements
 the in-degree of their out-neighbours (once per edge). The graph is a DAG when

@@ -1,4 +1,4 @@
-"""Random DAGs in seed 002's style (edges only from a lower to a higher vertex id), with a depth to choose.
+"""Random DAGs in the Kahn report's style (edges only from a lower to a higher vertex id), with a depth to choose.
 
 With ``depth`` set, the ids are cut into ``depth`` consecutive layers; every vertex of layer k > 0
 gets one in-edge from layer k - 1 (so its longest path from a source has exactly k edges) and

@@ -1,4 +1,5 @@
-"""GPU engine for level-synchronous Kahn (seed 002, section 6.2, CSR version).
+"""GPU engine for level-synchronous Kahn (the companion report "CUDA-Based Cycle Detection in Directed
+Graphs Using Kahn's Algorithm", section 6.2, CSR version).
 
 In-degrees come from the transpose's offsets; the vertices at zero are
 flagged and compacted by an inclusive scan into the first frontier. Each
@@ -9,7 +10,7 @@ those reaching zero are appended to the next frontier by an atomic counter
 Two drivers: ``persistent`` (the default) runs every level inside one
 cooperative kernel with a grid-wide sync between levels, so deep DAGs pay no
 host round trip per level; ``levels`` launches one kernel per level and reads
-the counter back each time (issue 5's design). Timed with CUDA events,
+the counter back each time (the level driver's design). Timed with CUDA events,
 uploads and allocations excluded.
 """
 

@@ -16,6 +16,7 @@ import numpy as np
 from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
+from dynpr.designs import REFERENCE_TOLERANCE
 from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
@@ -175,7 +176,7 @@ def reference(
     options: PageRankOptions | None = None,
     *,
     backend: str = "cpu",
-    tolerance: float = 1e-100,
+    tolerance: float = REFERENCE_TOLERANCE,
     max_iterations: int = 500,
 ) -> np.ndarray:
     """Reference ranks: Static at tolerance 1e-100, capped at 500 iterations (seed 003, 5.1.5).
