@@ -61,6 +61,7 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
   plan->total = first;
 }
 
+// ---- marking DF/DF-P's affected set -------------------------------------------
 
 // Initial marking and the first expansion in one launch, for the fused
 // dynamic step: a warp per batch edge marks every out-neighbour (new graph)
