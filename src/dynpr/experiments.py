@@ -25,11 +25,12 @@ import numpy as np
 
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
+from dynpr.designs import REFERENCE_TOLERANCE
 from dynpr.graph import Graph
-from dynpr.snakemake_jobs import Log, fraction_label, no_log
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp
+from dynpr.snakemake_jobs import Log, fraction_label, no_log
 
 
 def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
@@ -45,7 +46,7 @@ def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
     """
     names = {f.name for f in dataclasses.fields(PageRankOptions)}
     options = PageRankOptions(**{k: v for k, v in pagerank.items() if k in names})
-    return options, float(pagerank.get("reference_tolerance", 1e-100))
+    return options, float(pagerank.get("reference_tolerance", REFERENCE_TOLERANCE))
 
 
 def _row(dataset, experiment, res: PageRankResult, *, fraction, batch_index, repeat, batch, graph,
@@ -104,7 +105,7 @@ def run_batches(
     options: PageRankOptions | None = None,
     *,
     backend: str = "cpu",
-    reference_tolerance: float = 1e-100,
+    reference_tolerance: float = REFERENCE_TOLERANCE,
     repeat: int = 1,
     log: Log = no_log,
     commit: str | None = None,

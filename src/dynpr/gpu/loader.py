@@ -1,7 +1,7 @@
 """The one place where dynpr's CUDA sources become CuPy kernels.
 
-Sources live in ``kernels/*.cu`` at the repository root (or the folder named
-by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
+Sources live in ``src/dynpr/kernels/*.cu`` (package data, or the folder
+named by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
 text before compiling, so the source CuPy hashes for its on-disk cache changes
 whenever a header does (the style of ``cupyx/scipy/signal/_iir_utils.py``).
 The block size and class lanes of :mod:`dynpr.designs` reach the sources as
@@ -13,9 +13,9 @@ between processes.
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import os
 import re
-import sys
 from pathlib import Path
 
 from dynpr.designs import APPROACH_FLAGS, CLASS_LANES, nvrtc_defines
@@ -26,17 +26,10 @@ COMPILE_OPTIONS = ("-std=c++17", *nvrtc_defines())
 
 
 def kernel_dir() -> Path:
-    """Folder holding the ``.cu``/``.cuh`` sources.
-
-    ``DYNPR_KERNELS`` if set; else the checkout's ``kernels/`` (editable
-    install); else ``<prefix>/share/dynpr/kernels``, where a regular install
-    puts them (pyproject's data-files).
-    """
+    """Folder holding the ``.cu``/``.cuh`` sources: ``DYNPR_KERNELS`` if set, else the
+    package's own ``dynpr/kernels`` (installed with it as package data)."""
     env = os.environ.get("DYNPR_KERNELS")
-    if env:
-        return Path(env)
-    checkout = Path(__file__).resolve().parents[3] / "kernels"
-    return checkout if checkout.is_dir() else Path(sys.prefix) / "share" / "dynpr" / "kernels"
+    return Path(env) if env else Path(str(importlib.resources.files("dynpr") / "kernels"))
 
 
 def require_cupy():
