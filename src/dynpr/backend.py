@@ -11,13 +11,15 @@ BACKENDS = ("auto", "cpu", "gpu")
 
 @functools.cache
 def gpu_available() -> bool:
-    """True when CuPy imports and sees at least one CUDA device."""
-    try:
-        import cupy
+    """True when CuPy imports and sees at least one CUDA device (the check of
+    :func:`dynpr.gpu.loader.require_cupy`, as a yes or no)."""
+    from dynpr.gpu.loader import require_cupy
 
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # ImportError, CUDARuntimeError, missing driver libraries
+    try:
+        require_cupy()
+    except RuntimeError:
         return False
+    return True
 
 
 def resolve_backend(name: str) -> str:

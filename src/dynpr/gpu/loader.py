@@ -42,7 +42,7 @@ def require_cupy():
     """
     try:
         import cupy
-    except ImportError as exc:
+    except (ImportError, OSError) as exc:  # OSError: CUDA libraries missing or broken
         raise RuntimeError(
             f"the GPU backend needs CuPy ({exc}); install the 'gpu' extra on a machine with an NVIDIA GPU"
         ) from exc
