@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -65,3 +67,11 @@ def test_approach_flags_cover_every_approach():
     assert tuple(designs.APPROACH_FLAGS) == designs.APPROACHES
     assert designs.APPROACH_FLAGS["dfp"] == designs.ApproachFlags(True, True, True)
     assert not any(any(vars(designs.APPROACH_FLAGS[a]).values()) for a in designs.STATIC_APPROACHES)
+
+
+def test_production_engine_does_not_load_the_baselines():
+    # The default engine knows the baselines only by their declaration; their code loads on first use.
+    code = ("import sys, dynpr.gpu.pagerank; "
+            "print(sorted(m for m in sys.modules if m.startswith('dynpr.gpu')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "dynpr.gpu.pagerank" in out and "dynpr.gpu.baselines" not in out
