@@ -22,7 +22,7 @@ in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
                                units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change, int32 IterationState 28
+convergence                    float64 change, 5 int32 state        28
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
