@@ -18,6 +18,7 @@ from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
+from dynpr.validate import check_update_inputs
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -71,13 +72,15 @@ def update(
 
     Raises
     ------
-    ValueError
-        On an unknown approach or backend, or inputs that do not fit the graph.
-    RuntimeError
-        If ``backend="gpu"`` and no GPU is usable.
+    dynpr.errors.InputError
+        (a ``ValueError``) on an unknown approach or backend, or inputs that do
+        not fit the graph: every check runs here, before any engine
+        (:func:`dynpr.validate.check_update_inputs`), so no engine sees a batch
+        id outside the graph.
+    dynpr.errors.NoGpuError
+        (a ``RuntimeError``) if ``backend="gpu"`` and no GPU is usable.
     """
-    if approach not in APPROACHES:
-        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
+    check_update_inputs(approach, old_graph, graph, batch, previous_ranks, approaches=APPROACHES)
     if approach == "static":
         old_graph = batch = previous_ranks = None
     return _engine(backend)(approach, old_graph, graph, batch, previous_ranks, options)
@@ -108,6 +111,7 @@ def static(
     PageRankResult
         See :func:`update`.
     """
+    check_update_inputs("static", None, graph, None, None, initial=initial, approaches=APPROACHES)
     return _engine(backend)("static", None, graph, None, None, options, initial=initial)
 
 

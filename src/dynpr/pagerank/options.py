@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dynpr.errors import InputError
+from dynpr.validate import finite_number
+
 PARTITIONS = ("none", "in", "in_out")  # seed 003 Fig. 1: don't partition / partition G' / partition G, G'
 
 
@@ -37,15 +40,15 @@ class PageRankOptions:
     variant: str | None = None
 
     def __post_init__(self):
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        # tolerances must be finite: tolerance=inf would stop after one iteration and look converged
+        finite_number("alpha", self.alpha, low=0, high=1, low_open=True, high_open=True)
         for name in ("tolerance", "frontier_tolerance", "prune_tolerance"):
-            if not getattr(self, name) >= 0:  # also rejects NaN
-                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
-        if self.max_iterations < 1:
-            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+            finite_number(name, getattr(self, name), low=0)
+        if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, (int, np.integer)) \
+                or self.max_iterations < 1:
+            raise InputError(f"max_iterations: must be an integer of at least 1, got {self.max_iterations!r}")
         if self.partition not in PARTITIONS:
-            raise ValueError(f"partition must be one of {PARTITIONS}, got {self.partition!r}")
+            raise InputError(f"partition: must be one of {PARTITIONS}, got {self.partition!r}")
 
 
 @dataclass
