@@ -118,7 +118,10 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int) -> n
     if counts.size and int(counts.min()) < 0:
         row = int(np.argmax(counts < 0))
         raise GraphError(f"{what}: offsets decrease at vertex {row}")
-    check_ids(what, indices, n)
+    try:
+        check_ids(what, indices, n)
+    except InputError as err:
+        raise GraphError(str(err)) from None
     rows = np.repeat(np.arange(n, dtype=VERTEX_DTYPE), counts)
     keys = rows.astype(np.int64) * np.int64(n) + indices.astype(np.int64)
     if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
