@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -370,3 +371,28 @@ def test_leftovers_of_a_killed_run_are_swept(tmp_path):
     folder.mkdir()
     (folder / "g.mtx").write_text("x")
     assert sweep_stale(tmp_path, ".g.extract") == [folder] and not folder.exists()
+
+
+# --------------------------------------------------------------------------- config values the schema lets through
+
+
+@pytest.mark.parametrize("section,key,value,text", [
+    ("temporal", "num_batches", 2.0, "config: temporal.num_batches: must be an integer, got 2.0"),
+    (None, "repeat", 1.0, "config: repeat: must be an integer, got 1.0"),
+    ("random", "batch_fractions", [float("nan")], "config: random.batch_fractions[0]: must be a finite number, got nan"),
+    ("pagerank", "reference_tolerance", float("inf"), "config: pagerank.reference_tolerance: must be a finite number"),
+])
+def test_config_values_the_schema_lets_through(section, key, value, text):
+    import jsonschema
+    import yaml
+
+    from dynpr.catalog import repo_root
+    from dynpr.validate import check_config_values
+
+    schema = yaml.safe_load((repo_root() / "workflow/schemas/config.schema.yaml").read_text())
+    config = yaml.safe_load((repo_root() / "config.yaml").read_text())
+    check_config_values(config, schema)  # the shipped config passes
+    (config[section] if section else config)[key] = value
+    jsonschema.validate(config, schema)  # ... and so does the bad value, by the schema alone
+    with pytest.raises(InputError, match=re.escape(text)):
+        check_config_values(config, schema)

@@ -370,3 +370,51 @@ def finite_number(name: str, value, *, low: float | None = None, high: float | N
         interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
         raise InputError(f"{name}: must be a finite number in {interval}, got {value!r}")
     return number
+
+
+# --------------------------------------------------------------------------- config
+
+
+def check_config_values(config, schema: dict, source: str = "config") -> None:
+    """What JSON Schema lets through in a config: NaN and infinities, and floats where integers belong.
+
+    JSON Schema compares NaN with no bound (so ``batch_fractions: [.nan]``
+    passes ``exclusiveMinimum: 0``) and counts ``2.0`` as an integer; both
+    would fail far from the config later. Run after schema validation.
+
+    Parameters
+    ----------
+    config : mapping
+        The loaded config.
+    schema : dict
+        The config's JSON Schema (``$ref``s into ``$defs`` are followed).
+    source : str
+        Names the config in messages.
+
+    Raises
+    ------
+    InputError
+        Naming the key path, e.g. ``config: temporal.batch_fractions[0]: must be a finite number, got nan``.
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(value, node: dict, where: str) -> None:
+        if "$ref" in node:
+            node = {**defs[node["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{source}: {where}: must be a finite number, got {value}")
+        types = node.get("type")
+        types = [types] if isinstance(types, str) else (types or [])
+        if "integer" in types and "number" not in types and isinstance(value, float):
+            raise InputError(f"{source}: {where}: must be an integer, got {value}")
+        if isinstance(value, dict):
+            properties = node.get("properties", {})
+            extra = node.get("additionalProperties")
+            for key, item in value.items():
+                child = properties.get(key, extra if isinstance(extra, dict) else {})
+                walk(item, child, f"{where}.{key}" if where else str(key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, node.get("items", {}) if isinstance(node.get("items"), dict) else {}, f"{where}[{i}]")
+
+    walk(config, schema, "")
