@@ -396,3 +396,17 @@ def test_config_values_the_schema_lets_through(section, key, value, text):
     jsonschema.validate(config, schema)  # ... and so does the bad value, by the schema alone
     with pytest.raises(InputError, match=re.escape(text)):
         check_config_values(config, schema)
+
+
+def test_graph_checks_agree_across_chunks(monkeypatch):
+    """The checks run on chunks of whole rows; tiny chunks must find the same faults."""
+    monkeypatch.setattr("dynpr.validate._CHUNK", 7)
+    g = small_graph(50, 300, seed=4)
+    assert check_graph(g, "g").num_edges == g.num_edges
+    sources = g.sources.copy()
+    sources[[0, -1]] = sources[[-1, 0]]  # same multiset of ids, other edges
+    with pytest.raises(GraphError):
+        check_graph(Graph(g.offsets, g.targets, g.in_offsets, sources), "g")
+    missing_loop = Graph.from_edges([0, 1], [1, 0], 3, self_loops=False)
+    with pytest.raises(GraphError, match="vertex 0 has no self-loop"):
+        check_graph(missing_loop, "g")

@@ -37,6 +37,8 @@ DIGEST_KEY = "graph_sha256"
 MADE_FOR = ("graph_vertices", "graph_edges", "graph_sha256")
 # odd 64-bit multipliers of the order-independent edge fingerprint (splitmix64 constants)
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+#: edges per chunk of the graph checks (whole rows; bounds their memory)
+_CHUNK = 1 << 22
 
 
 # --------------------------------------------------------------------------- ids
@@ -94,45 +96,57 @@ def as_vertex_ids(what: str, values) -> np.ndarray:
 # --------------------------------------------------------------------------- graphs
 
 
-def _fingerprint(rows: np.ndarray, cols: np.ndarray) -> tuple[int, int]:
-    """An order-independent fingerprint of the edge multiset ``{(rows[i], cols[i])}``.
+def _fingerprint(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Order-independent fingerprint of the edges ``(src[i], dst[i])``: two wrapping uint64 sums.
 
-    Two sums of differently mixed edge keys (wrapping uint64 arithmetic): equal
-    for the same edges in any order, and unequal for different edge sets except
-    by a 2**-64-scale accident.
+    Each edge key is mixed two ways (splitmix64 steps) and summed: equal for the
+    same edges in any order, unequal for different edge sets except by a
+    2**-64-scale accident. Summing per chunk gives the sum over all edges.
     """
-    key = rows.astype(np.uint64) * _MIX[0] + cols.astype(np.uint64)
+    key = src.astype(np.uint64) * _MIX[0] + dst.astype(np.uint64)
     mixed = (key ^ (key >> np.uint64(31))) * _MIX[1]
     mixed ^= mixed >> np.uint64(29)
     mixed *= _MIX[2]
-    with np.errstate(over="ignore"):
-        return int(key.sum(dtype=np.uint64)), int(mixed.sum(dtype=np.uint64))
+    return np.array([key.sum(dtype=np.uint64), mixed.sum(dtype=np.uint64)], dtype=np.uint64)
 
 
-def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:
-    """Check one CSR side; return the row of every entry (int32)."""
+def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, transposed: bool) -> np.ndarray:
+    """Check one CSR side chunk by chunk; return the fingerprint of its edges as (source, target) pairs.
+
+    Chunks of about ``_CHUNK`` edges (whole rows) keep the memory at O(|V| + chunk)
+    on graphs of billions of edges.
+    """
     if offsets[0] != 0 or offsets[-1] != len(indices):
         raise GraphError(f"{what}: offsets run from {int(offsets[0])} to {int(offsets[-1])}, "
                          f"expected 0 to {len(indices)} (the number of edges)")
     counts = np.diff(offsets)
     if counts.size and int(counts.min()) < 0:
-        row = int(np.argmax(counts < 0))
-        raise GraphError(f"{what}: offsets decrease at vertex {row}")
+        raise GraphError(f"{what}: offsets decrease at vertex {int(np.argmax(counts < 0))}")
     try:
         check_ids(what, indices, n)
     except InputError as err:
         raise GraphError(str(err)) from None
-    rows = np.repeat(np.arange(n, dtype=VERTEX_DTYPE), counts)
-    keys = rows.astype(np.int64) * np.int64(n) + indices.astype(np.int64)
-    if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
-        at = int(np.argmax(keys[1:] <= keys[:-1])) + 1
-        raise GraphError(f"{what}: vertex {int(rows[at])}'s list is unsorted or repeats {int(indices[at])}")
-    loops = np.arange(n, dtype=np.int64) * np.int64(n + 1)
-    pos = np.minimum(np.searchsorted(keys, loops), max(len(keys) - 1, 0))
-    missing = keys[pos] != loops if keys.size else np.ones(n, dtype=bool)
-    if n and bool(missing.any()):
-        raise GraphError(f"{what}: vertex {int(np.argmax(missing))} has no self-loop (every vertex must have one)")
-    return rows
+    has_loop = np.zeros(n, dtype=bool)
+    total = np.zeros(2, dtype=np.uint64)
+    # vertex boundaries of the chunks: the first row reaching each multiple of _CHUNK edges
+    bounds = np.unique(np.concatenate([[0], np.searchsorted(offsets, np.arange(0, len(indices), _CHUNK), side="right")
+                                       - 1, [n]]).clip(0, n))
+    previous = -1  # key of the last edge of the previous chunk
+    for v0, v1 in zip(bounds[:-1], bounds[1:]):
+        lo, hi = int(offsets[v0]), int(offsets[v1])
+        rows = np.repeat(np.arange(v0, v1, dtype=np.int64), counts[v0:v1])
+        cols = indices[lo:hi].astype(np.int64)
+        keys = rows * n + cols
+        if keys.size and (keys[0] <= previous or not bool(np.all(keys[1:] > keys[:-1]))):
+            at = 0 if keys[0] <= previous else int(np.argmax(keys[1:] <= keys[:-1])) + 1
+            raise GraphError(f"{what}: vertex {int(rows[at])}'s list is unsorted or repeats {int(cols[at])}")
+        previous = int(keys[-1]) if keys.size else previous
+        has_loop[rows[rows == cols]] = True
+        with np.errstate(over="ignore"):
+            total += _fingerprint(cols, rows) if transposed else _fingerprint(rows, cols)
+    if n and not bool(has_loop.all()):
+        raise GraphError(f"{what}: vertex {int(np.argmax(~has_loop))} has no self-loop (every vertex must have one)")
+    return total
 
 
 def check_graph(graph: Graph, what: str = "graph") -> Graph:
@@ -172,11 +186,10 @@ def check_graph(graph: Graph, what: str = "graph") -> Graph:
     n = len(arrays["offsets"]) - 1
     if n > MAX_VERTICES:
         raise GraphError(f"{what}: {n} vertices do not fit int32 vertex ids")
-    rows = _check_csr(f"{what} (out-edges)", arrays["offsets"], arrays["targets"], n)
-    cols = _check_csr(f"{what} (in-edges)", arrays["in_offsets"], arrays["sources"], n)
-    in_degree = np.bincount(arrays["targets"].astype(np.intp), minlength=n)
-    if not np.array_equal(in_degree, np.diff(arrays["in_offsets"])) or \
-            _fingerprint(rows, arrays["targets"]) != _fingerprint(arrays["sources"], cols):
+    out_edges = _check_csr(f"{what} (out-edges)", arrays["offsets"], arrays["targets"], n, transposed=False)
+    in_edges = _check_csr(f"{what} (in-edges)", arrays["in_offsets"], arrays["sources"], n, transposed=True)
+    in_degree = np.bincount(arrays["targets"], minlength=n)
+    if not np.array_equal(in_degree, np.diff(arrays["in_offsets"])) or not np.array_equal(out_edges, in_edges):
         raise GraphError(f"{what}: the transpose (in_offsets, sources) describes other edges than the CSR "
                          "(offsets, targets)")
     return Graph(arrays["offsets"].astype(OFFSET_DTYPE, copy=False), arrays["targets"].astype(VERTEX_DTYPE, copy=False),
