@@ -410,3 +410,22 @@ def test_graph_checks_agree_across_chunks(monkeypatch):
     missing_loop = Graph.from_edges([0, 1], [1, 0], 3, self_loops=False)
     with pytest.raises(GraphError, match="vertex 0 has no self-loop"):
         check_graph(missing_loop, "g")
+
+
+def test_read_only_output_is_exit_1_naming_the_output(tmp_path, capsys, monkeypatch):
+    graph_file = tmp_path / "g.txt"
+    graph_file.write_text("0 1\n1 2\n")
+    out = tmp_path / "b.npz"
+
+    def read_only(src, dst):
+        raise OSError(30, "Read-only file system", str(src))
+
+    monkeypatch.setattr("dynpr.fileio.os.replace", read_only)
+    line = one_error_line(capsys, ["batch", str(graph_file), "--fraction", "0.5", "--out", str(out)], code=1)
+    assert line == f"dynpr: error: {out}: cannot write (Read-only file system)"
+    assert list(tmp_path.iterdir()) == [graph_file]  # the temporary file is gone too
+
+
+def test_reference_tolerance_is_named():
+    with pytest.raises(InputError, match="reference tolerance: must be a finite number"):
+        pr.reference(small_graph(), tolerance=float("nan"))

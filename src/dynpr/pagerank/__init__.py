@@ -18,7 +18,7 @@ from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
-from dynpr.validate import check_update_inputs
+from dynpr.validate import check_update_inputs, finite_number
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -200,6 +200,8 @@ def reference(
     numpy.ndarray
         float64 ranks.
     """
+    # named here: PageRankOptions would report a bad value as `tolerance`
+    finite_number("reference tolerance", tolerance, low=0)
     options = replace(options or PageRankOptions(), tolerance=tolerance, max_iterations=max_iterations)
     return static(graph, options, backend=backend).ranks
 
