@@ -429,3 +429,19 @@ def test_read_only_output_is_exit_1_naming_the_output(tmp_path, capsys, monkeypa
 def test_reference_tolerance_is_named():
     with pytest.raises(InputError, match="reference tolerance: must be a finite number"):
         pr.reference(small_graph(), tolerance=float("nan"))
+
+
+def test_wrong_kind_of_file_says_what_it_is(tmp_path, capsys):
+    g = small_graph()
+    batch_file = tmp_path / "b.npz"
+    write_batches(batch_file, [Batch.empty()], made_for=g)
+    assert "b.npz: is a batch file, not a graph; give it with --batch" in one_error_line(
+        capsys, ["pagerank", str(batch_file), "--backend", "cpu"])
+    text = tmp_path / "g.txt"
+    text.write_text("0 1\n")
+    assert "g.txt: not a batch file: not an .npz (zip) file" in one_error_line(
+        capsys, ["pagerank", str(text), "--batch", str(text), "--backend", "cpu"])
+    binary = tmp_path / "junk.txt"
+    binary.write_bytes(bytes(range(256)))
+    assert "junk.txt: line 1: binary data, not a text edge list" in one_error_line(
+        capsys, ["pagerank", str(binary), "--backend", "cpu"])

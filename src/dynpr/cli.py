@@ -48,14 +48,21 @@ def _approaches(value: str) -> list[str]:
     return codes
 
 
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return number
+def _integer(low: int):
+    """An argparse type: an integer of at least ``low``."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return number
+    return parse
+
+
+_positive_int = _integer(1)
+_non_negative_int = _integer(0)
 
 
 def _number(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False):
@@ -112,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--count", type=_positive_int, default=1,
                        help="batches, each an independent update of GRAPH (default 1)")
     batch.add_argument("--insert-share", type=_number(0, 1), default=0.8, help="share of insertions (default 0.8)")
-    batch.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    batch.add_argument("--seed", type=_non_negative_int, default=42, help="random seed (default 42)")
     batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")
 
     kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm")

@@ -68,6 +68,8 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
                 continue
             text = line.decode("utf-8", "replace").rstrip("\r\n")
             odd = _ODD_CHAR.search(text)
+            if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
+                return number, "binary data, not a text edge list"
             if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
                 return number, (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
                                 f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")

@@ -215,15 +215,25 @@ def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
         If it is a folder, not an ``.npz``, truncated, or holds pickled objects.
     """
     try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+        if magic[:2] != b"PK":  # np.load would try to unpickle it, and say so
+            raise InputError(f"{path}: not a {what}: not an .npz (zip) file, it starts with {magic!r}")
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a {what}") from None
-    except (ValueError, OSError, EOFError, AttributeError, zipfile.BadZipFile) as err:
-        # not a zip of arrays, truncated, or pickled objects
-        raise InputError(f"{path}: not a {what} ({type(err).__name__}: {err})") from None
+    except ValueError as err:
+        if isinstance(err, InputError):
+            raise
+        if "pickled" in str(err):
+            raise InputError(f"{path}: not a {what}: it holds Python objects (pickled data), which dynpr "
+                             "never loads") from None
+        raise InputError(f"{path}: not a {what} ({err})") from None
+    except (OSError, EOFError, AttributeError, zipfile.BadZipFile) as err:  # truncated or corrupt zip
+        raise InputError(f"{path}: not a {what}: truncated or corrupt ({type(err).__name__}: {err})") from None
 
 
 def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
@@ -243,6 +253,8 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
     """
     data = read_npz(path, "graph file (.npz)")
     missing = [name for name in (*GRAPH_ARRAYS, DIGEST_KEY) if name not in data]
+    if "del_ptr" in data and "ins_ptr" in data:
+        raise GraphError(f"{path}: is a batch file, not a graph; give it with --batch")
     if missing:
         hint = ("written by an older dynpr without a checksum" if missing == [DIGEST_KEY]
                 else "not a graph written by dynpr")
