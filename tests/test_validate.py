@@ -263,7 +263,7 @@ def test_first_verified_download_is_locked_and_enforced(tiny_catalog, capsys):
     capsys.readouterr()
     _snap_gz(mirror / "toy.txt.gz", 80, 400, seed=8)
     line = one_error_line(capsys, ["pagerank", "toy-temporal", "--backend", "cpu"], code=1)
-    assert "differs from the catalog's" in line
+    assert "differs from the recorded" in line and "catalog.lock.yaml" in line
 
 
 # --------------------------------------------------------------------------- case 8 and flags

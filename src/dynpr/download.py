@@ -49,6 +49,8 @@ CHUNK = 1 << 20
 PROGRESS_BYTES = 16 << 20
 #: seconds between "waiting for data" lines while a server sends nothing
 WAIT_REPORT = 10.0
+# where expected sizes and checksums come from, for messages
+_RECORDED = "datasets/catalog.yaml or datasets/catalog.lock.yaml"
 _HTML_START = re.compile(rb"^\s*(<!doctype html|<html|<head|<body|<\?xml)", re.IGNORECASE)
 
 __all__ = ["DownloadError", "InterruptedDownloadError", "DownloadChecksumError", "download", "fetch_dataset",
@@ -153,13 +155,13 @@ def verify_file(path: Path, *, name: str, source: str, sha256: str | None = None
         raise DownloadError(f"{source}: got an HTML page instead of {kind} (an error or login page); "
                             "check the URL in datasets/catalog.yaml or the mirror")
     if size is not None and actual != size:
-        raise DownloadChecksumError(f"{source}: size {actual} bytes differs from the catalog's {size}; "
-                            "the upstream file changed or the transfer is corrupt")
+        raise DownloadChecksumError(f"{source}: size {actual} bytes differs from the recorded {size} ({_RECORDED}); "
+                                    "the upstream file changed or the transfer is corrupt")
     if sha256 is not None:
         digest = sha256_file(path)
         if digest != sha256:
-            raise DownloadChecksumError(f"{source}: sha256 {digest} differs from the catalog's {sha256}; "
-                                "the upstream file changed or the transfer is corrupt")
+            raise DownloadChecksumError(f"{source}: sha256 {digest} differs from the recorded {sha256} "
+                                        f"({_RECORDED}); the upstream file changed or the transfer is corrupt")
     if kind is None:
         return
     if head[:2] != b"\x1f\x8b":
