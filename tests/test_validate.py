@@ -445,3 +445,24 @@ def test_wrong_kind_of_file_says_what_it_is(tmp_path, capsys):
     binary.write_bytes(bytes(range(256)))
     assert "junk.txt: line 1: binary data, not a text edge list" in one_error_line(
         capsys, ["pagerank", str(binary), "--backend", "cpu"])
+
+
+def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
+    import yaml
+
+    from dynpr.catalog import get_dataset
+    from dynpr.errors import CountMismatchError
+    from dynpr.prepare import prepare
+
+    root, mirror, good = tiny_catalog
+    raw = root / "datasets" / "raw"
+    raw.mkdir(parents=True)
+    _snap_gz(raw / "toy.txt.gz", 50, 300, seed=5)
+    with pytest.raises(CountMismatchError):
+        prepare(get_dataset("toy-temporal"), tmp_path / "g.npz", tmp_path / "g.json")
+    assert not (root / "datasets" / "catalog.lock.yaml").exists()  # a wrong file is never locked
+    (raw / "toy.txt.gz").write_bytes(good.read_bytes())
+    prepare(get_dataset("toy-temporal"), tmp_path / "g.npz", tmp_path / "g.json")
+    locked = yaml.safe_load((root / "datasets" / "catalog.lock.yaml").read_text())["files"]["toy.txt.gz"]
+    assert get_dataset("toy-temporal").sha256 == locked["sha256"]  # the catalog now carries it
+    assert get_dataset("toy-temporal").size == good.stat().st_size
