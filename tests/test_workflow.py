@@ -117,6 +117,14 @@ def test_unknown_dataset_is_one_clear_line(workflow):
     assert "dynpr: unknown dataset 'NoSuchGraph'" in proc.stdout + proc.stderr
 
 
+def test_float_where_an_integer_belongs_is_one_clear_line(workflow):
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--config", "repeat=2.0"], cwd=workflow,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "dynpr: config: repeat: must be an integer, got 2.0" in proc.stdout + proc.stderr
+
+
 def test_report_has_every_figure_with_its_caption(workflow):
     snakemake(workflow, "--report", "report.html")
     text = (workflow / "report.html").read_text()
