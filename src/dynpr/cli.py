@@ -277,7 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     except (DynprError, OSError, ValueError, KeyError, OverflowError, RuntimeError) as error:
         print(f"dynpr: error: {_message(error)}", file=sys.stderr)
         return _exit_code(error)
-    except MemoryError:
-        print(f"dynpr: error: {args.graph}: not enough memory for this graph", file=sys.stderr)
+    except MemoryError as error:  # host or device memory; the GPU engine says how much it needed
+        print(f"dynpr: error: {args.graph}: {error or 'not enough memory for this graph'}", file=sys.stderr)
         return EXIT_RESOURCE
+    except KeyboardInterrupt:
+        print("dynpr: interrupted", file=sys.stderr)
+        return 130
     return 0
