@@ -9,6 +9,7 @@ import re
 import socket
 import tarfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -23,7 +24,8 @@ SHA = hashlib.sha256(GOOD).hexdigest()
 
 
 class Handler(BaseHTTPRequestHandler):
-    """Serves ``server.routes[path]``: dict(body, status, type, fail (503s first), drop (cut bodies), ranges)."""
+    """Serves ``server.routes[path]``: dict(body, status, type, fail (503s first), drop (cut bodies),
+    hang (bodies that stall after a third), ranges)."""
 
     protocol_version = "HTTP/1.1"
 
@@ -63,6 +65,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body) - start))
         self.end_headers()
         payload = body[start:]
+        if route.get("hang", 0) > 0:
+            # send a third, then go silent with the connection open (a stalled transfer)
+            route["hang"] -= 1
+            self.wfile.write(payload[: len(payload) // 3])
+            self.wfile.flush()
+            time.sleep(route.get("hang_s", 3))
+            self.close_connection = True
+            return
         if route.get("drop", 0) > 0:
             # send a third of what remains, then close the connection mid-body
             route["drop"] -= 1
@@ -258,8 +268,6 @@ def test_total_deadline_ends_a_download(server, tmp_path):
 
 def test_silent_server_fails_within_the_stall_limit_with_waiting_lines(tmp_path, monkeypatch, caplog):
     """A server that accepts connections and never answers: one bounded wait, reported while it lasts."""
-    import time
-
     monkeypatch.setattr("dynpr.download.WAIT_REPORT", 0.2)
     with socket.socket() as sock:  # listens (the kernel accepts), never reads or answers
         sock.bind(("127.0.0.1", 0))
@@ -273,3 +281,15 @@ def test_silent_server_fails_within_the_stall_limit_with_waiting_lines(tmp_path,
         assert time.monotonic() - started < 10
     assert any("waiting for data: nothing for" in r.getMessage() for r in caplog.records)
     assert _leftovers(tmp_path) == []
+
+
+def test_stalled_transfer_is_detected_and_resumed(server, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr("dynpr.download.WAIT_REPORT", 0.2)
+    monkeypatch.setattr("dynpr.download.CHUNK", 4096)  # bytes reach the .part file as they arrive
+    started = time.monotonic()
+    with caplog.at_level("INFO", logger="dynpr.download"):
+        dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "hang": 1, "hang_s": 5}, sha256=SHA, stall=1)
+    assert dest.read_bytes() == GOOD
+    assert time.monotonic() - started < 4  # the stall limit, not the server, ended the first attempt
+    assert [r for _, r in server.requests][1].startswith("bytes=")  # resumed where it stalled
+    assert any("waiting for data: nothing for" in r.getMessage() for r in caplog.records)
