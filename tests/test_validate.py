@@ -468,3 +468,29 @@ def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
     locked = yaml.safe_load((root / "datasets" / "catalog.lock.yaml").read_text())["files"]["toy.txt.gz"]
     assert get_dataset("toy-temporal").sha256 == locked["sha256"]  # the catalog now carries it
     assert get_dataset("toy-temporal").size == good.stat().st_size
+
+
+def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys):
+    """The pipeline's case 3: a stale random-batch file that fits the graph is refused, no runs file written."""
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    graph, other = small_graph(seed=1), small_graph(seed=2)  # same vertex count
+    graph.save(tmp_path / "graph.npz")
+    batch_file = tmp_path / "random_0.01.npz"
+    write_batches(batch_file, [Batch([], [], [0], [1])], made_for=other, experiment="random")
+    out, log = tmp_path / "runs.csv", tmp_path / "run.log"
+    snakemake = SimpleNamespace(
+        rule="run_experiment", log=[str(log)], output=[str(out)], resources={},
+        input=SimpleNamespace(graph=str(tmp_path / "graph.npz"), batches=[str(batch_file)]),
+        wildcards=SimpleNamespace(dataset="toy"),
+        params=SimpleNamespace(experiment="random", fractions=[0.01], approaches=["static", "df"], backend="cpu",
+                               pagerank={}, repeat=1),
+    )
+    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "run_experiment.py"
+    with pytest.raises(SystemExit):
+        runpy.run_path(str(script), init_globals={"snakemake": snakemake})
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("dynpr: run_experiment for toy: BatchError:") and "random_0.01.npz: made for a graph" in line
+    assert not out.exists()
