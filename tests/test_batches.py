@@ -28,6 +28,7 @@ from dynpr.batches import (
     write_batches,
 )
 from dynpr.graph import Graph
+from dynpr.validate import graph_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLEGE_MSG = ROOT / "datasets" / "embedded" / "CollegeMsg.txt.gz"
@@ -104,7 +105,7 @@ def test_random_batch_file_is_deterministic_across_processes(tmp_path):
         "rng = np.random.default_rng(5)\n"
         "g = Graph.from_edges(rng.integers(0, 500, 5000), rng.integers(0, 500, 5000), 500)\n"
         "bs = [random_batch(g, 0.05, 0.8, batch_rng(42, 'toy', 0.05, r)) for r in range(2)]\n"
-        "write_batches(sys.argv[1], bs, dataset='toy', experiment='random', fraction=0.05, seed=42)\n"
+        "write_batches(sys.argv[1], bs, made_for=g, dataset='toy', experiment='random', fraction=0.05, seed=42)\n"
     )
     outputs = []
     for i, hash_seed in enumerate(["1", "2", "1"]):
@@ -298,14 +299,17 @@ def test_write_read_round_trip(tmp_path):
         Batch([], [], [7, 8, 9], [0, 1, 2]),
     ]
     path = tmp_path / "sub" / "batches.npz"
-    write_batches(path, batches, dataset="toy", experiment="random", fraction=1e-5, repeats=3, strict=True)
+    made_for = Graph.from_edges([0], [1], 10)
+    write_batches(path, batches, made_for=made_for, dataset="toy", experiment="random", fraction=1e-5, repeats=3,
+                  strict=True)
     back = read_batches(path)
     assert len(back) == 3
     for a, b in zip(batches, back):
         for name in ("del_src", "del_dst", "ins_src", "ins_dst"):
             assert getattr(b, name).dtype == np.int32
             assert np.array_equal(getattr(a, name), getattr(b, name))
-    assert read_batch_params(path) == dict(dataset="toy", experiment="random", fraction=1e-5, repeats=3, strict=True)
+    assert read_batch_params(path) == dict(dataset="toy", experiment="random", fraction=1e-5, repeats=3, strict=True,
+                                           graph_vertices=10, graph_edges=11, graph_sha256=graph_digest(made_for))
     with np.load(path) as data:
         assert data["del_ptr"].tolist() == [0, 2, 2, 2] and data["ins_ptr"].tolist() == [0, 1, 1, 4]
         assert data["del_ptr"].dtype == np.int64
@@ -314,9 +318,9 @@ def test_write_read_round_trip(tmp_path):
 
 def test_batch_file_errors(tmp_path):
     with pytest.raises(ValueError, match="at least one batch"):
-        write_batches(tmp_path / "none.npz", [])
+        write_batches(tmp_path / "none.npz", [], made_for=Graph.from_edges([0], [1]))
     with pytest.raises(TypeError, match="parameter note=None"):
-        write_batches(tmp_path / "bad.npz", [Batch.empty()], note=None)
+        write_batches(tmp_path / "bad.npz", [Batch.empty()], made_for=Graph.from_edges([0], [1]), note=None)
     assert not (tmp_path / "bad.npz").exists()
     np.savez(tmp_path / "other.npz", del_src=np.zeros(1, np.int32))
     with pytest.raises(ValueError, match="not a batch file"):

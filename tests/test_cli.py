@@ -47,7 +47,7 @@ def test_static_default(graph_file, capsys, tmp_path):
 def test_batches_in_sequence(graph_file, capsys, tmp_path):
     batches = [Batch([0], [1], [3], [0]), Batch([], [], [4, 5], [6, 1])]
     batch_file = tmp_path / "b.npz"
-    write_batches(batch_file, batches, dataset="tiny")
+    write_batches(batch_file, batches, made_for=graph(), dataset="tiny")
     argv = ["pagerank", str(graph_file), "--batch", str(batch_file), "--backend", "cpu", "--reference",
             "--approach", "nd,dt", "--approach", "dfp", "--repeat", "2", "--ranks-out", str(tmp_path / "r.npy")]
     assert main(argv) == 0
@@ -100,7 +100,7 @@ def test_batch_file_of_another_graph_is_refused(tmp_path, capsys, graph_file):
     capsys.readouterr()
     assert main(["pagerank", str(graph_file), "--batch", str(out), "--backend", "cpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"{out}: batch 0 does not fit {graph_file}" in err[0]
+    assert len(err) == 1 and f"{out}: made for a graph of 7 vertices" in err[0] and f"not {graph_file}" in err[0]
 
 
 def test_kahn(graph_file, capsys, tmp_path):
@@ -125,7 +125,7 @@ def test_kahn(graph_file, capsys, tmp_path):
     (["pagerank", "{g}", "--alpha", "1.5"], 2, "alpha"),
     (["pagerank", "{missing}"], 2, "missing.txt"),
     (["pagerank", "{g}", "--batch", "{missing}"], 2, "missing.txt"),
-    (["pagerank", "{g}", "--tolerance", "-1"], 2, "tolerance must be at least 0"),
+    (["pagerank", "{g}", "--tolerance", "-1"], 2, "--tolerance: must be a finite number in [0, inf), got -1"),
     (["pagerank", "{g}", "--batch", "{g}"], 2, "not a batch file"),
 ])
 def test_errors_are_one_line(argv, code, text, graph_file, tmp_path, capsys):

@@ -9,6 +9,7 @@ import re
 import socket
 import tarfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -23,7 +24,8 @@ SHA = hashlib.sha256(GOOD).hexdigest()
 
 
 class Handler(BaseHTTPRequestHandler):
-    """Serves ``server.routes[path]``: dict(body, status, type, fail (503s first), drop (cut bodies), ranges)."""
+    """Serves ``server.routes[path]``: dict(body, status, type, fail (503s first), drop (cut bodies),
+    hang (bodies that stall after a third), ranges)."""
 
     protocol_version = "HTTP/1.1"
 
@@ -63,6 +65,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body) - start))
         self.end_headers()
         payload = body[start:]
+        if route.get("hang", 0) > 0:
+            # send a third, then go silent with the connection open (a stalled transfer)
+            route["hang"] -= 1
+            self.wfile.write(payload[: len(payload) // 3])
+            self.wfile.flush()
+            time.sleep(route.get("hang_s", 3))
+            self.close_connection = True
+            return
         if route.get("drop", 0) > 0:
             # send a third of what remains, then close the connection mid-body
             route["drop"] -= 1
@@ -169,7 +179,7 @@ def test_server_ignoring_range_restarts(server, tmp_path):
 
 def test_giving_up_keeps_part_and_next_run_resumes(server, tmp_path):
     route = {"body": GOOD, "drop": 100}
-    with pytest.raises(InterruptedDownloadError, match="interrupted"):
+    with pytest.raises(InterruptedDownloadError, match="interrupted|incomplete"):
         _get(server, tmp_path, "good.txt.gz", route, resumes=1)
     assert _leftovers(tmp_path) == ["good.txt.gz.part"]  # never at the final path
     kept = (tmp_path / "raw/good.txt.gz.part").stat().st_size
@@ -197,7 +207,7 @@ def test_unreachable_host(tmp_path):
         port = sock.getsockname()[1]
     with pytest.raises(DownloadError, match=rf"127.0.0.1:{port}/data/x.txt.gz: cannot connect"):
         download(UPSTREAM + "x.txt.gz", tmp_path / "raw/x.txt.gz", mirror=f"http://127.0.0.1:{port}",
-                 session=make_session(retries=1, backoff=0), timeout=(2, 2))
+                 session=make_session(retries=1, backoff=0), connect_timeout=2, stall=2)
     assert _leftovers(tmp_path) == []
 
 
@@ -238,3 +248,48 @@ def test_progress_lines_for_large_files(server, tmp_path, monkeypatch, caplog):
         _get(server, tmp_path, "good.txt.gz", {"body": GOOD})
     progress = [r.getMessage() for r in caplog.records if "% of" in r.getMessage()]
     assert 5 <= len(progress) <= 11 and progress[-1].startswith("good.txt.gz: 100.0% of")
+
+
+def test_server_always_breaking_off_and_ignoring_range_ends(server, tmp_path):
+    """Each pass restarts from byte 0 and makes progress, so only the total attempt bound ends it."""
+    route = {"body": GOOD, "drop": 10**6, "ranges": False}
+    with pytest.raises(InterruptedDownloadError, match="still incomplete after 4 attempts"):
+        _get(server, tmp_path, "good.txt.gz", route, max_attempts=4)
+    assert len(server.requests) == 4
+    assert not (tmp_path / "raw/good.txt.gz").exists()
+
+
+def test_total_deadline_ends_a_download(server, tmp_path):
+    route = {"body": GOOD, "drop": 10**6, "ranges": False}
+    with pytest.raises(InterruptedDownloadError, match="deadline"):
+        _get(server, tmp_path, "good.txt.gz", route, max_attempts=10**6, deadline=0.5)
+    assert not (tmp_path / "raw/good.txt.gz").exists()
+
+
+def test_silent_server_fails_within_the_stall_limit_with_waiting_lines(tmp_path, monkeypatch, caplog):
+    """A server that accepts connections and never answers: one bounded wait, reported while it lasts."""
+    monkeypatch.setattr("dynpr.download.WAIT_REPORT", 0.2)
+    with socket.socket() as sock:  # listens (the kernel accepts), never reads or answers
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(4)
+        port = sock.getsockname()[1]
+        started = time.monotonic()
+        with caplog.at_level("INFO", logger="dynpr.download"), \
+                pytest.raises(DownloadError, match=rf"127.0.0.1:{port}/data/x.txt.gz: cannot connect or no answer"):
+            download(UPSTREAM + "x.txt.gz", tmp_path / "raw/x.txt.gz", mirror=f"http://127.0.0.1:{port}",
+                     session=make_session(retries=1, backoff=0), connect_timeout=2, stall=1)
+        assert time.monotonic() - started < 10
+    assert any("waiting for data: nothing for" in r.getMessage() for r in caplog.records)
+    assert _leftovers(tmp_path) == []
+
+
+def test_stalled_transfer_is_detected_and_resumed(server, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr("dynpr.download.WAIT_REPORT", 0.2)
+    monkeypatch.setattr("dynpr.download.CHUNK", 4096)  # bytes reach the .part file as they arrive
+    started = time.monotonic()
+    with caplog.at_level("INFO", logger="dynpr.download"):
+        dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "hang": 1, "hang_s": 5}, sha256=SHA, stall=1)
+    assert dest.read_bytes() == GOOD
+    assert time.monotonic() - started < 4  # the stall limit, not the server, ended the first attempt
+    assert [r for _, r in server.requests][1].startswith("bytes=")  # resumed where it stalled
+    assert any("waiting for data: nothing for" in r.getMessage() for r in caplog.records)

@@ -65,8 +65,64 @@ def test_read_csv_names_a_bad_value(tmp_path):
     df["iterations"] = df["iterations"].astype(object)
     df.loc[0, "iterations"] = "many"
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match="bad.csv: a column does not hold its type"):
+    with pytest.raises(ValueError, match=r"bad.csv: row 1: iterations = 'many' is not an integer .*--forcerun"):
         read_csv(path)
+
+
+def _runs(spec_batches=2, repeat=1):
+    """A complete runs table for dataset g (random experiment, two fractions) and its expectation."""
+    rows = [row(approach=a, batch_fraction=f, batch_index=b, repeat=r)
+            for f in (1e-3, 1e-2) for b in range(spec_batches) for a in ("static", "df") for r in range(repeat)]
+    rows += [row(experiment="kahn", approach="kahn", batch_fraction=np.nan, batch_index=0, repeat=r,
+                 l1_error=np.nan, iterations=3) for r in range(repeat)]
+    config = {"approaches": ["static", "df"], "repeat": repeat,
+              "random": {"batch_fractions": [1e-3, 1e-2], "repeats": spec_batches}}
+    return to_frame(rows), results.expected_runs(config, {"g": "random"})
+
+
+def test_complete_runs_file_passes_and_every_cut_fails(tmp_path):
+    df, expected = _runs()
+    path = tmp_path / "g.csv"
+    write_csv(df, path)
+    assert len(read_csv(path, expected)) == len(df) == 9
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    for cut in (len(lines) - 1, len(lines) - 3):  # at a line boundary: the last row(s) gone
+        path.write_text("".join(lines[:cut]))
+        with pytest.raises(results.ResultsError, match=r"g.csv: g on cpu has \d+ rows, the config asks for 9"):
+            read_csv(path, expected)
+    path.write_text(text[: len(text) - len(lines[-1]) // 2])  # mid-row: the last row's later fields gone
+    with pytest.raises(results.ResultsError, match=r"g.csv: row 9: .* is not (a number|an integer).*--forcerun"):
+        read_csv(path, expected)
+
+
+@pytest.mark.parametrize("column,value,rule", [
+    ("time_ms", -1.0, "time_ms is finite and >= 0"),
+    ("iterations", 0, "iterations >= 1"),
+    ("affected", 11, "0 <= affected <= vertices"),
+    ("approach", "fast", "approach is one of"),
+    ("batch_fraction", 2.0, r"batch_fraction lies in \(0, 1\]"),
+    ("l1_error", -1e-3, "l1_error is >= 0"),
+])
+def test_edited_values_are_refused(tmp_path, column, value, rule):
+    df, expected = _runs()
+    df[column] = df[column].astype(object)
+    df.loc[3, column] = value
+    path = tmp_path / "g.csv"
+    df.to_csv(path, index=False)
+    with pytest.raises(results.ResultsError, match=rf"g.csv: row 4 breaks the rule '{rule}"):
+        read_csv(path, expected)
+
+
+def test_empty_and_repeated_rows_are_refused(tmp_path):
+    path = tmp_path / "summary.csv"
+    path.write_text("")
+    with pytest.raises(results.ResultsError, match="summary.csv: empty file"):
+        read_csv(path)
+    df, expected = _runs()
+    write_csv(pd.concat([df, df.iloc[[0]]], ignore_index=True), path)
+    with pytest.raises(results.ResultsError, match="0 missing, 1 extra or repeated"):
+        read_csv(path, expected)
 
 
 def test_concat_runs_keeps_every_row(tmp_path):

@@ -110,12 +110,16 @@ def test_tolerance_change_reruns_runs_but_not_batches(workflow):
     assert not UPSTREAM & set(jobs), jobs
 
 
-def test_unknown_dataset_is_one_clear_line(workflow):
+@pytest.mark.parametrize("config,line", [
+    ("datasets=[NoSuchGraph]", "dynpr: unknown dataset 'NoSuchGraph'"),
+    ("repeat=2.0", "dynpr: config: repeat: must be an integer, got 2.0"),  # the schema alone would let it pass
+])
+def test_bad_config_is_one_clear_line(workflow, config, line):
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--config", "datasets=[NoSuchGraph]"], cwd=workflow,
+    proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--config", config], cwd=workflow,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
-    assert "dynpr: unknown dataset 'NoSuchGraph'" in proc.stdout + proc.stderr
+    assert line in proc.stdout + proc.stderr
 
 
 def test_report_has_every_figure_with_its_caption(workflow):

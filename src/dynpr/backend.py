@@ -6,6 +6,8 @@ import functools
 import platform
 from pathlib import Path
 
+from dynpr.errors import InputError, NoGpuError
+
 BACKENDS = ("auto", "cpu", "gpu")
 
 
@@ -25,11 +27,11 @@ def gpu_available() -> bool:
 def resolve_backend(name: str) -> str:
     """Map ``auto|cpu|gpu`` to ``cpu`` or ``gpu``; ``gpu`` without a device is an error."""
     if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+        raise InputError(f"backend must be one of {BACKENDS}, got {name!r}")
     if name == "auto":
         return "gpu" if gpu_available() else "cpu"
     if name == "gpu" and not gpu_available():
-        raise RuntimeError(
+        raise NoGpuError(
             "backend 'gpu' was asked for but CuPy or a CUDA device is missing; "
             "install the 'gpu' extra (pip install 'dynpr[gpu]') on a machine with an NVIDIA GPU, or use --backend cpu"
         )

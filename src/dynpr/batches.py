@@ -25,8 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from dynpr.errors import BatchError
 from dynpr.fileio import atomic_path
 from dynpr.graph import VERTEX_DTYPE, Graph, edge_keys, unique_sorted
+from dynpr.validate import as_vertex_ids, check_batch, check_ids, graph_record, read_npz
 
 _FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
 _POINTERS = ("del_ptr", "ins_ptr")
@@ -36,7 +38,11 @@ _MAX_DRAW = 1 << 22
 
 @dataclass(frozen=True, eq=False)
 class Batch:
-    """One batch update: int32 arrays of deleted and inserted edges."""
+    """One batch update: int32 arrays of deleted and inserted edges.
+
+    Ids of any integer dtype are accepted and range-checked in that dtype
+    before the cast to int32, so a too-large id is refused, never wrapped.
+    """
 
     del_src: np.ndarray
     del_dst: np.ndarray
@@ -45,9 +51,12 @@ class Batch:
 
     def __post_init__(self):
         for name in _FIELDS:
-            object.__setattr__(self, name, np.ascontiguousarray(getattr(self, name), dtype=VERTEX_DTYPE))
+            try:
+                object.__setattr__(self, name, as_vertex_ids(f"batch {name}", getattr(self, name)))
+            except ValueError as err:
+                raise BatchError(str(err)) from None
         if len(self.del_src) != len(self.del_dst) or len(self.ins_src) != len(self.ins_dst):
-            raise ValueError("batch source and target arrays differ in length")
+            raise BatchError("batch source and target arrays differ in length")
 
     @classmethod
     def empty(cls) -> "Batch":
@@ -104,12 +113,6 @@ def _merge_disjoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _split_keys(keys: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
     src, dst = np.divmod(keys, np.int64(num_vertices))
     return src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE)
-
-
-def _check_ids(what: str, ids: np.ndarray, num_vertices: int) -> None:
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= num_vertices):
-        bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-        raise ValueError(f"{what}: vertex id {bad} is outside 0..{num_vertices - 1}")
 
 
 # --------------------------------------------------------------------------- temporal slices
@@ -219,7 +222,7 @@ def temporal_batches(
     size = max(1, int(round(fraction * total)))
     stop = min(total, base_events + num_batches * size)
     s, d = src[base_events:stop], dst[base_events:stop]
-    _check_ids("temporal edges", np.concatenate([s, d]), num_vertices)
+    check_ids("temporal edges", np.concatenate([s, d]), num_vertices)
     keys = edge_keys(s, d, num_vertices)
     which = np.arange(len(keys)) // size  # batch index of every event
 
@@ -386,7 +389,7 @@ def _param_array(path, name: str, value) -> np.ndarray:
     return np.asarray(value)
 
 
-def write_batches(path: str | Path, batches: list[Batch], **params) -> None:
+def write_batches(path: str | Path, batches: list[Batch], *, made_for: Graph, **params) -> None:
     """Write a sequence of batches and the parameters that made them to ``.npz``, atomically.
 
     Parameters
@@ -395,6 +398,11 @@ def write_batches(path: str | Path, batches: list[Batch], **params) -> None:
         Output file.
     batches : list of Batch
         At least one batch.
+    made_for : Graph
+        The graph the first batch applies to; its counts and sha256 are stored
+        (``param_graph_vertices``, ``param_graph_edges``, ``param_graph_sha256``)
+        so that the file is refused on another graph
+        (:func:`dynpr.validate.check_made_for`).
     **params
         Scalars (str, bool, int, float) stored as ``param_<name>``.
 
@@ -406,27 +414,17 @@ def write_batches(path: str | Path, batches: list[Batch], **params) -> None:
     and parameters give a byte-identical file.
     """
     if len(batches) == 0:
-        raise ValueError(f"{path}: a batch file holds at least one batch")
+        raise BatchError(f"{path}: a batch file holds at least one batch")
     arrays = {name: np.concatenate([getattr(b, name) for b in batches]) for name in _FIELDS}
     for name, count in (("del_ptr", "deletions"), ("ins_ptr", "insertions")):
         ptr = np.zeros(len(batches) + 1, dtype=np.int64)
         np.cumsum([getattr(b, count) for b in batches], out=ptr[1:])
         arrays[name] = ptr
+    params = {**params, **graph_record(made_for)}
     arrays.update({f"param_{k}": _param_array(path, k, v) for k, v in params.items()})
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
-
-
-def _load_npz(path: str | Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file; a file that is not one is named in the error."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such batch file") from None
-    except (ValueError, OSError, EOFError, AttributeError) as err:  # not a zip of arrays, or pickled data
-        raise ValueError(f"{path}: not a batch file ({err})") from None
 
 
 def read_batches(path: str | Path) -> list[Batch]:
@@ -436,24 +434,30 @@ def read_batches(path: str | Path) -> list[Batch]:
     ------
     FileNotFoundError
         If ``path`` does not exist.
-    ValueError
+    InputError
         If the file is not an ``.npz`` of the format (missing arrays, non-integer
-        ids, inconsistent pointers).
+        ids or ids beyond int32, inconsistent pointers); a :class:`BatchError`
+        for a file of the right format with bad contents.
     """
-    data = _load_npz(path)
+    data = read_npz(path, "batch file")
     missing = [n for n in _FIELDS + _POINTERS if n not in data]
     if missing:
-        raise ValueError(f"{path}: not a batch file (missing {', '.join(missing)})")
+        raise BatchError(f"{path}: not a batch file (missing {', '.join(missing)})")
     arrays = {n: data[n] for n in _FIELDS + _POINTERS}
     not_integer = [n for n in arrays if not np.issubdtype(arrays[n].dtype, np.integer)]
     if not_integer:
-        raise ValueError(f"{path}: {', '.join(not_integer)} must hold integers, not {arrays[not_integer[0]].dtype}")
+        raise BatchError(f"{path}: {', '.join(not_integer)} must hold integers, not {arrays[not_integer[0]].dtype}")
+    for name in _FIELDS:  # in the stored dtype, before any cast: an id beyond int32 is refused, not wrapped
+        try:
+            arrays[name] = as_vertex_ids(f"{path}: {name}", arrays[name])
+        except ValueError as err:
+            raise BatchError(str(err)) from None
     del_ptr, ins_ptr = arrays["del_ptr"], arrays["ins_ptr"]
     for ptr, name, length in ((del_ptr, "del_ptr", len(arrays["del_src"])), (ins_ptr, "ins_ptr", len(arrays["ins_src"]))):
         if len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != length or np.any(np.diff(ptr) < 0):
-            raise ValueError(f"{path}: {name} is not a pointer array from 0 to {length}")
+            raise BatchError(f"{path}: {name} is not a pointer array from 0 to {length}")
     if len(del_ptr) != len(ins_ptr):
-        raise ValueError(f"{path}: del_ptr and ins_ptr differ in length ({len(del_ptr)} vs {len(ins_ptr)})")
+        raise BatchError(f"{path}: del_ptr and ins_ptr differ in length ({len(del_ptr)} vs {len(ins_ptr)})")
     return [
         Batch(
             arrays["del_src"][del_ptr[i] : del_ptr[i + 1]],
@@ -467,7 +471,7 @@ def read_batches(path: str | Path) -> list[Batch]:
 
 def read_batch_params(path: str | Path) -> dict:
     """The ``param_*`` scalars of a batch file, names without the prefix, as Python values."""
-    return {k[len("param_"):]: v.item() for k, v in _load_npz(path).items() if k.startswith("param_")}
+    return {k[len("param_"):]: v.item() for k, v in read_npz(path, "batch file").items() if k.startswith("param_")}
 
 
 # --------------------------------------------------------------------------- applying a batch
@@ -518,9 +522,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
         Counts of applied and skipped edges.
     """
     n = graph.num_vertices
-    for what, ids in (("batch deletions", batch.del_src), ("batch deletions", batch.del_dst),
-                      ("batch insertions", batch.ins_src), ("batch insertions", batch.ins_dst)):
-        _check_ids(what, ids, n)
+    check_batch(batch, n)
     keys = graph.keys()
 
     loops = batch.del_src == batch.del_dst

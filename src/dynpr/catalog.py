@@ -3,31 +3,33 @@
 The catalog lives in ``datasets/catalog.yaml`` and is validated against
 ``workflow/schemas/catalog.schema.yaml`` on load, so a typo fails at start-up
 rather than hours into a download.
+
+Where the catalog gives no sha256 and size for a download (the upstream
+publishes none), the first download whose prepared counts match the catalog
+records them in ``datasets/catalog.lock.yaml`` (:func:`record_verified`); every
+later download, on any machine that has the committed lock file, must match.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
 import jsonschema
 import yaml
 
+from dynpr.errors import CatalogError, UnknownDatasetError
+
 DEFAULT_CATALOG = Path("datasets/catalog.yaml")
+#: sha256 and size of verified downloads, beside the catalog (commit it)
+LOCK_NAME = "catalog.lock.yaml"
+_LOCK_HEADER = ("# sha256 and size of downloads whose prepared counts matched datasets/catalog.yaml,\n"
+                "# written by dynpr on the first verified download; commit this file so every later\n"
+                "# download (on any machine) must match. Delete an entry to accept a new upstream file.\n")
 SCHEMA_RELATIVE = Path("workflow/schemas/catalog.schema.yaml")
-
-
-class UnknownDatasetError(KeyError):
-    """A dataset name that the catalog does not list."""
-
-    def __str__(self) -> str:  # KeyError would print the message quoted, as a repr
-        return str(self.args[0])
-
-
-class CatalogError(ValueError):
-    """The catalog file is missing or does not match its schema."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,58 @@ def _default_catalog_path() -> Path:
     return repo_root() / DEFAULT_CATALOG
 
 
+def _read_lock(path: Path) -> dict[str, dict]:
+    """``{file name: {"sha256": ..., "size": ...}}`` from a lock file ({} when there is none)."""
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise CatalogError(f"{path}: not valid YAML ({err}); fix or delete it") from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("sha256"), str) and len(v["sha256"]) == 64
+            and isinstance(v.get("size"), int) and v["size"] >= 0 for v in files.values()):
+        raise CatalogError(f"{path}: expected 'files: {{<file name>: {{sha256: <64 hex>, size: <bytes>}}}}'; "
+                           "fix or delete it")
+    return files
+
+
+def _with_lock(catalog: dict[str, "Dataset"], lock_file: Path, catalog_file: Path) -> dict[str, "Dataset"]:
+    locked = _read_lock(lock_file)
+    for name, ds in catalog.items():
+        entry = locked.get(ds.file_name) if ds.file_name else None
+        if entry is None:
+            continue
+        for key in ("sha256", "size"):
+            if getattr(ds, key) is not None and getattr(ds, key) != entry[key]:
+                raise CatalogError(f"{lock_file}: {ds.file_name} {key} {entry[key]} differs from {catalog_file}'s "
+                                   f"{getattr(ds, key)} for {name}; delete the lock entry or fix the catalog")
+        catalog[name] = replace(ds, sha256=ds.sha256 or entry["sha256"],
+                                size=ds.size if ds.size is not None else entry["size"])
+    return catalog
+
+
+def record_verified(dataset: "Dataset", path: str | Path, sha256: str) -> None:
+    """Record a verified download's sha256 and size in the lock file beside the catalog.
+
+    Called once the file's prepared counts matched the catalog. Nothing is
+    written when the catalog (or the lock) already knows the checksum.
+    """
+    if dataset.sha256 is not None or dataset.file_name is None:
+        return
+    lock_file = dataset.raw_dir.parent / LOCK_NAME
+    from dynpr.fileio import write_text_atomic
+
+    # several prepare jobs may record at once: serialise the read-modify-write
+    with open(lock_file.with_name(f".{LOCK_NAME}.lock"), "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        files = _read_lock(lock_file)
+        files[dataset.file_name] = {"sha256": sha256, "size": Path(path).stat().st_size}
+        body = yaml.safe_dump({"files": dict(sorted(files.items()))}, sort_keys=True)
+        write_text_atomic(lock_file, _LOCK_HEADER + body)
+
+
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, _key: tuple) -> dict[str, Dataset]:
     if not path.is_file():
@@ -124,7 +178,7 @@ def _load(path: Path, _key: tuple) -> dict[str, Dataset]:
             edge_factor=entry.get("edge_factor"),
             seed=entry.get("seed"),
         )
-    return catalog
+    return _with_lock(catalog, base / LOCK_NAME, path)
 
 
 def load_catalog(path: str | Path | None = None) -> dict[str, Dataset]:
@@ -150,7 +204,9 @@ def load_catalog(path: str | Path | None = None) -> dict[str, Dataset]:
     # the cache key includes the working directory (paths are relative) and the
     # file's mtime, so an edited catalog is re-read and re-validated
     mtime = path.stat().st_mtime_ns if path.is_file() else None
-    return dict(_load(path, (str(Path.cwd()), mtime)))
+    lock = path.parent / LOCK_NAME
+    lock_mtime = lock.stat().st_mtime_ns if lock.is_file() else None
+    return dict(_load(path, (str(Path.cwd()), mtime, lock_mtime)))
 
 
 def get_dataset(name: str, catalog: dict[str, Dataset] | str | Path | None = None) -> Dataset:

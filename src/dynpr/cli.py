@@ -2,27 +2,42 @@
 
 ``dynpr pagerank GRAPH [--batch FILE] [--approach ...] ...`` prints one JSON object
 per run; ``dynpr batch GRAPH --fraction F --out FILE`` writes random batches for it;
-``dynpr kahn GRAPH`` prints one. Expected errors (missing file, bad input,
-unknown dataset, no GPU) print one ``dynpr: error: ...`` line on stderr.
+``dynpr kahn GRAPH`` prints one. Expected errors print one ``dynpr: error: ...``
+line on stderr naming the file, flag or key, and exit 2 for bad input, 1 for a
+problem of the environment (no GPU, network, disk; see :mod:`dynpr.errors`).
+SIGTERM removes temporary files before exiting.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from dynpr import APPROACHES
 from dynpr.backend import BACKENDS
+from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump), exit status 2."""
+    """argparse with one-line errors (no usage dump), exit status 2.
+
+    Values such as ``-1e-6`` are read as (negative) numbers, not as flags:
+    argparse's own pattern knows only ``-1`` and ``-.5``, so ``--prune-tolerance -1e-6``
+    failed with "expected one argument" instead of saying the value is negative.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf$|^-nan$", re.I)
 
     def error(self, message):
-        self.exit(2, f"dynpr: error: {message}\n")
+        self.exit(EXIT_INPUT, f"dynpr: error: {message}\n")
 
 
 def _approaches(value: str) -> list[str]:
@@ -33,11 +48,39 @@ def _approaches(value: str) -> list[str]:
     return codes
 
 
-def _positive_int(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return number
+def _integer(low: int):
+    """An argparse type: an integer of at least ``low``."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return number
+    return parse
+
+
+_positive_int = _integer(1)
+_non_negative_int = _integer(0)
+
+
+def _number(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False):
+    """An argparse type: a finite float in the interval (``inf`` and ``nan`` refused)."""
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+        inside = (number > low if low_open else number >= low) and (number < high if high_open else number <= high)
+        if not (math.isfinite(number) and inside):
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open or high == math.inf else ']'}"
+            raise argparse.ArgumentTypeError(f"must be a finite number in {interval}, got {value}")
+        return number
+    return parse
+
+
+_TOLERANCE = _number(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,10 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--repeat", type=_positive_int, default=1, help="runs of each approach on each batch")
     pr.add_argument("--reference", action="store_true", help="add l1_error against Static at tolerance 1e-100")
     pr.add_argument("--ranks-out", metavar="FILE.npy", help="save the ranks of the last run (last approach, last batch)")
-    pr.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
-    pr.add_argument("--tolerance", type=float, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
-    pr.add_argument("--frontier-tolerance", type=float, default=1e-6, help="DF/DF-P expansion tolerance (default 1e-6)")
-    pr.add_argument("--prune-tolerance", type=float, default=1e-6, help="DF-P pruning tolerance (default 1e-6)")
+    pr.add_argument("--alpha", type=_number(0, 1, low_open=True, high_open=True), default=0.85,
+                    help="damping factor (default 0.85)")
+    pr.add_argument("--tolerance", type=_TOLERANCE, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
+    pr.add_argument("--frontier-tolerance", type=_TOLERANCE, default=1e-6,
+                    help="DF/DF-P expansion tolerance (default 1e-6)")
+    pr.add_argument("--prune-tolerance", type=_TOLERANCE, default=1e-6, help="DF-P pruning tolerance (default 1e-6)")
     pr.add_argument("--max-iterations", type=_positive_int, default=500, help="iteration cap (default 500)")
     pr.add_argument("--fail-unconverged", action="store_true",
                     help="exit 1 when a run stops at --max-iterations before meeting --tolerance "
@@ -72,11 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)")
     batch.add_argument("graph", help="catalog name or graph file")
-    batch.add_argument("--fraction", type=float, required=True, help="batch size as a fraction of |E|, e.g. 1e-4")
+    batch.add_argument("--fraction", type=_number(0, 1, low_open=True), required=True,
+                       help="batch size as a fraction of |E|, e.g. 1e-4")
     batch.add_argument("--count", type=_positive_int, default=1,
                        help="batches, each an independent update of GRAPH (default 1)")
-    batch.add_argument("--insert-share", type=float, default=0.8, help="share of insertions (default 0.8)")
-    batch.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    batch.add_argument("--insert-share", type=_number(0, 1), default=0.8, help="share of insertions (default 0.8)")
+    batch.add_argument("--seed", type=_non_negative_int, default=42, help="random seed (default 42)")
     batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")
 
     kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm")
@@ -101,7 +147,7 @@ def _run_pagerank(args) -> None:
         list(APPROACHES) if args.batch else ["static"])
     approaches = list(dict.fromkeys(approaches))
     if not args.batch and approaches != ["static"]:
-        raise ValueError(f"approach {', '.join(a for a in approaches if a != 'static')} needs --batch")
+        raise InputError(f"--approach {', '.join(a for a in approaches if a != 'static')} needs --batch")
     options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations,
                               raise_on_max_iterations=args.fail_unconverged)
@@ -135,11 +181,14 @@ def _run_pagerank(args) -> None:
         last = run("static", None, graph, None, None, None, reference(graph))
     else:
         from dynpr.batches import apply_batch, read_batch_params, read_batches
+        from dynpr.validate import check_made_for
 
         batches = read_batches(args.batch)
+        params = read_batch_params(args.batch)
+        check_made_for(args.batch, params, graph, args.graph)
         # Random batches (the paper's static-graph experiment, `dynpr batch`) each update
         # GRAPH on their own; any other file is a sequence (temporal slices: GRAPH is the base).
-        independent = read_batch_params(args.batch).get("experiment") == "random"
+        independent = params.get("experiment") == "random"
         base_ranks = pagerank.static(graph, options, backend=backend).ranks
         previous = dict.fromkeys(approaches, base_ranks)
         old = graph
@@ -147,7 +196,7 @@ def _run_pagerank(args) -> None:
             try:
                 current = apply_batch(old, batch, strict=True)
             except ValueError as err:
-                raise ValueError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
+                raise BatchError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
             ref = reference(current)
             for approach in approaches:
                 last = run(approach, old, current, batch, index, previous[approach], ref)
@@ -166,11 +215,13 @@ def _run_batch(args) -> None:
     from dynpr.batches import batch_rng, random_batch, write_batches
     from dynpr.prepare import read_graph
 
+    if Path(args.out).is_dir():  # before the work, not after it
+        raise InputError(f"--out {args.out}: is a folder; give a file name")
     graph, _ = read_graph(args.graph)
     batches = [random_batch(graph, args.fraction, args.insert_share, batch_rng(args.seed, str(args.graph),
                                                                                 args.fraction, repeat))
                for repeat in range(args.count)]
-    write_batches(args.out, batches, graph=str(args.graph), experiment="random", fraction=args.fraction,
+    write_batches(args.out, batches, made_for=graph, graph=str(args.graph), experiment="random", fraction=args.fraction,
                   insert_share=args.insert_share, seed=args.seed)
     _emit({"graph": args.graph, "out": args.out, "batches": len(batches),
            "deletions": sum(b.deletions for b in batches), "insertions": sum(b.insertions for b in batches)})
@@ -193,12 +244,22 @@ def _run_kahn(args) -> None:
 
 
 def _message(error: BaseException) -> str:
-    # KeyError's str() wraps the message in quotes; FileNotFoundError from open() names the file.
+    # KeyError's str() wraps the message in quotes; OSError from open() may not name the file.
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
-    if isinstance(error, FileNotFoundError) and error.filename and str(error.filename) not in str(error):
-        return f"{error}: {error.filename}"
+    if isinstance(error, OSError) and error.filename and str(error.filename) not in str(error):
+        return f"{error.filename}: {error.strerror or error}"
     return str(error) or type(error).__name__
+
+
+def _exit_code(error: BaseException) -> int:
+    """2 for bad input (a missing or malformed file, flag or value), 1 for the environment."""
+    if isinstance(error, DynprError):
+        return error.exit_code
+    if isinstance(error, (FileNotFoundError, IsADirectoryError, NotADirectoryError, ValueError, KeyError,
+                          OverflowError)):
+        return EXIT_INPUT
+    return EXIT_RESOURCE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,15 +273,22 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 on success, 2 for bad arguments or input, 1 for other expected failures (no GPU).
+        Exit status: 0 on success, 2 for bad arguments or input, 1 for a problem of
+        the environment (no GPU, network, disk, memory); see :mod:`dynpr.errors`.
     """
+    from dynpr.fileio import exit_on_sigterm
+
+    exit_on_sigterm()  # temporary files go on SIGTERM too
     args = build_parser().parse_args(argv)
     try:
         {"pagerank": _run_pagerank, "batch": _run_batch, "kahn": _run_kahn}[args.command](args)
-    except (FileNotFoundError, ValueError, KeyError) as error:
+    except (DynprError, OSError, ValueError, KeyError, OverflowError, RuntimeError) as error:
         print(f"dynpr: error: {_message(error)}", file=sys.stderr)
-        return 2
-    except RuntimeError as error:
-        print(f"dynpr: error: {_message(error)}", file=sys.stderr)
-        return 1
+        return _exit_code(error)
+    except MemoryError as error:  # host or device memory; the GPU engine says how much it needed
+        print(f"dynpr: error: {args.graph}: {error or 'not enough memory for this graph'}", file=sys.stderr)
+        return EXIT_RESOURCE
+    except KeyboardInterrupt:
+        print("dynpr: interrupted", file=sys.stderr)
+        return 130
     return 0

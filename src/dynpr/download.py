@@ -2,9 +2,16 @@
 
 A download streams into ``<file>.part`` beside the destination and is renamed
 into place only once it is complete and verified (size, sha256 when the
-catalog knows them, not an HTML page, a gzip/tar that decompresses to its end).
-An interrupted transfer resumes with an HTTP Range request, both within one
-call and across calls (the ``.part`` file is kept for transient failures).
+catalog or its lock file knows them, not an HTML page, a gzip/tar that
+decompresses to its end). An interrupted transfer resumes with an HTTP Range
+request, both within one call and across calls (the ``.part`` file is kept for
+transient failures).
+
+Whatever the server does, a download ends: at most ``max_attempts`` requests,
+at most ``deadline`` seconds in all, and a stall (no byte for ``stall``
+seconds, 45 by default) counts as a failed attempt. While no data arrives a
+line says so every ``WAIT_REPORT`` seconds; a tqdm bar shows progress on a
+terminal, and log lines every 10 % do so in log files.
 
 ``mirror`` (config key; the environment variable ``DYNPR_MIRROR`` overrides it)
 is either a URL prefix to which the upstream URL's path is appended, or a local
@@ -19,6 +26,7 @@ import os
 import re
 import shutil
 import tarfile
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -30,6 +38,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from dynpr.catalog import Dataset
+from dynpr.errors import DownloadChecksumError, DownloadError, InterruptedDownloadError
 from dynpr.fileio import sha256_file
 
 log = logging.getLogger("dynpr.download")
@@ -38,15 +47,14 @@ MIRROR_ENV = "DYNPR_MIRROR"
 CHUNK = 1 << 20
 #: files at least this large get progress lines in the log
 PROGRESS_BYTES = 16 << 20
+#: seconds between "waiting for data" lines while a server sends nothing
+WAIT_REPORT = 10.0
+# where expected sizes and checksums come from, for messages
+_RECORDED = "datasets/catalog.yaml or datasets/catalog.lock.yaml"
 _HTML_START = re.compile(rb"^\s*(<!doctype html|<html|<head|<body|<\?xml)", re.IGNORECASE)
 
-
-class DownloadError(RuntimeError):
-    """A download that failed; the message names the URL or file and the fix."""
-
-
-class InterruptedDownloadError(DownloadError):
-    """A transfer that kept breaking off; its ``.part`` file is kept so the next run resumes."""
+__all__ = ["DownloadError", "InterruptedDownloadError", "DownloadChecksumError", "download", "fetch_dataset",
+           "make_session", "mirrored_source", "resolve_mirror", "verify_file"]
 
 
 def resolve_mirror(config_value: str | None = None) -> str | None:
@@ -61,12 +69,14 @@ def make_session(retries: int = 5, backoff: float = 1.0) -> requests.Session:
     Parameters
     ----------
     retries : int
-        Retries per request (connect, read-before-headers and 5xx statuses).
+        Retries per request of refused connections and 5xx statuses. A server
+        that accepts and then stays silent is not retried here: the stall limit
+        of :func:`download` ends that attempt, and its attempt count bounds the rest.
     backoff : float
         urllib3 backoff factor: sleeps ``backoff * 2**k`` seconds between tries.
     """
     retry = Retry(
-        total=retries, connect=retries, read=retries, status=retries,
+        total=retries, connect=retries, read=0, status=retries,
         backoff_factor=backoff, status_forcelist=(500, 502, 503, 504),
         allowed_methods=frozenset({"GET", "HEAD"}), raise_on_status=False,
         respect_retry_after_header=True,
@@ -145,13 +155,13 @@ def verify_file(path: Path, *, name: str, source: str, sha256: str | None = None
         raise DownloadError(f"{source}: got an HTML page instead of {kind} (an error or login page); "
                             "check the URL in datasets/catalog.yaml or the mirror")
     if size is not None and actual != size:
-        raise DownloadError(f"{source}: size {actual} bytes differs from the catalog's {size}; "
-                            "the upstream file changed or the transfer is corrupt")
+        raise DownloadChecksumError(f"{source}: size {actual} bytes differs from the recorded {size} ({_RECORDED}); "
+                                    "the upstream file changed or the transfer is corrupt")
     if sha256 is not None:
         digest = sha256_file(path)
         if digest != sha256:
-            raise DownloadError(f"{source}: sha256 {digest} differs from the catalog's {sha256}; "
-                                "the upstream file changed or the transfer is corrupt")
+            raise DownloadChecksumError(f"{source}: sha256 {digest} differs from the recorded {sha256} "
+                                        f"({_RECORDED}); the upstream file changed or the transfer is corrupt")
     if kind is None:
         return
     if head[:2] != b"\x1f\x8b":
@@ -189,71 +199,131 @@ def _progress(name: str, done: int, total: int | None, started: float, state: di
     log.info("%s: %s (%.1f MB/s)", name, pct, rate)
 
 
-def _http_fetch(url: str, part: Path, *, session: requests.Session, timeout: tuple[float, float],
-                resumes: int, backoff: float) -> None:
-    """Stream ``url`` into ``part``, resuming with Range after interruptions."""
+class _Waiting:
+    """While a transfer is open, report every ``WAIT_REPORT`` seconds without a byte (a thread)."""
+
+    def __init__(self, name: str, stall: float, bar):
+        self.name, self.stall, self.bar = name, stall, bar
+        self.last = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name=f"dynpr-wait-{name}", daemon=True)
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(WAIT_REPORT):
+            idle = time.monotonic() - self.last
+            if idle >= WAIT_REPORT:
+                line = f"waiting for data: nothing for {idle:.0f} s (gives up at {self.stall:.0f} s)"
+                log.info("%s: %s", self.name, line)
+                self.bar.set_postfix_str(line, refresh=True)
+
+    def __enter__(self) -> "_Waiting":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _http_fetch(url: str, part: Path, *, session: requests.Session, connect_timeout: float, stall: float,
+                resumes: int, max_attempts: int, deadline: float, backoff: float) -> None:
+    """Stream ``url`` into ``part``, resuming with Range after interruptions, within the attempt and time bounds."""
+    from tqdm import tqdm
+
     name = part.name.removesuffix(".part")
     started = time.monotonic()
+    give_up_at = started + deadline
     state: dict = {}
-    failures = 0
-    while True:
-        offset = part.stat().st_size if part.exists() else 0
-        headers = {"Range": f"bytes={offset}-"} if offset else {}
-        try:
-            resp = session.get(url, stream=True, timeout=timeout, headers=headers)
-        except requests.exceptions.RequestException as err:
-            # with bytes already on disk keep them: the next run resumes
-            error = InterruptedDownloadError if offset else DownloadError
-            raise error(f"{url}: cannot connect ({type(err).__name__}: {err}); check the network "
-                        f"or set ${MIRROR_ENV} to a mirror") from None
-        with resp:
-            if resp.status_code == 416 and offset:
-                # nothing left to send: the part is complete (verification decides)
-                return
-            if resp.status_code >= 400:
-                raise DownloadError(f"{url}: HTTP {resp.status_code} {resp.reason}; "
-                                    + ("the file does not exist there: check the URL in datasets/catalog.yaml or the mirror"
-                                       if resp.status_code in (403, 404, 410) else "server error after retries; try again later"))
-            content_range = resp.headers.get("Content-Range", "")
-            append = offset > 0 and resp.status_code == 206 and content_range.startswith(f"bytes {offset}-")
-            if offset and not append:
-                log.info("%s: server did not honour the Range request; restarting from byte 0", name)
-                if resp.status_code != 200:  # a 206 for some other range: ask again for everything
-                    part.unlink()
-                    continue
-                offset = 0
-            length = resp.headers.get("Content-Length")
-            total = offset + int(length) if length is not None else None
-            received = offset
+    failures = attempts = 0
+    with tqdm(desc=name, unit="B", unit_scale=True, unit_divisor=1024, disable=None, leave=False) as bar, \
+            _Waiting(name, stall, bar) as waiting:
+        while True:
+            attempts += 1
+            remaining = give_up_at - time.monotonic()
+            offset = part.stat().st_size if part.exists() else 0
+            headers = {"Range": f"bytes={offset}-"} if offset else {}
+            waiting.touch()
             try:
-                with open(part, "ab" if append else "wb") as fh:
-                    # raw bytes: a server sending .gz with Content-Encoding: gzip must
-                    # not have it decompressed on the fly
-                    for chunk in resp.raw.stream(CHUNK, decode_content=False):
-                        fh.write(chunk)
-                        received += len(chunk)
-                        _progress(name, received, total, started, state)
-            except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException) as err:
-                interrupted = type(err).__name__
-            except OSError as err:
-                raise DownloadError(f"{part}: cannot write ({err}); check disk space") from None
-            else:
-                if total is None or received >= total:
-                    _progress(name, received, total, started, state, final=True)
+                resp = session.get(url, stream=True, timeout=(connect_timeout, max(1.0, min(stall, remaining))),
+                                   headers=headers)
+            except requests.exceptions.RequestException as err:
+                # with bytes already on disk keep them: the next run resumes
+                error = InterruptedDownloadError if offset else DownloadError
+                raise error(f"{url}: cannot connect or no answer ({type(err).__name__}: {err}); check the network "
+                            f"or set ${MIRROR_ENV} to a mirror") from None
+            with resp:
+                if resp.status_code == 416 and offset:
+                    # nothing left to send: the part is complete (verification decides)
                     return
-                interrupted = f"connection closed at {received} of {total} bytes"
-        failures = failures + 1 if received == offset else 1
-        if failures > resumes:
-            raise InterruptedDownloadError(f"{url}: transfer interrupted {failures} times without progress ({interrupted}); "
-                                "try again later (the partial file is kept and the next run resumes it)")
-        delay = backoff * 2 ** (failures - 1)
-        log.info("%s: interrupted at %d bytes (%s); resuming with Range in %.1f s", name, received, interrupted, delay)
-        time.sleep(delay)
+                if resp.status_code >= 400:
+                    raise DownloadError(f"{url}: HTTP {resp.status_code} {resp.reason}; "
+                                        + ("the file does not exist there: check the URL in datasets/catalog.yaml or the mirror"
+                                           if resp.status_code in (403, 404, 410) else "server error after retries; try again later"))
+                content_range = resp.headers.get("Content-Range", "")
+                append = offset > 0 and resp.status_code == 206 and content_range.startswith(f"bytes {offset}-")
+                if offset and not append:
+                    log.info("%s: server did not honour the Range request; restarting from byte 0", name)
+                    if resp.status_code != 200:  # a 206 for some other range: ask again for everything
+                        part.unlink()
+                        _check_bounds(url, attempts, max_attempts, give_up_at, deadline,
+                                      f"answered Range with {content_range!r}")
+                        continue
+                    offset = 0
+                length = resp.headers.get("Content-Length")
+                total = offset + int(length) if length is not None and length.isdigit() else None
+                bar.reset(total=total)
+                bar.update(offset)
+                received = offset
+                try:
+                    with open(part, "ab" if append else "wb") as fh:
+                        # raw bytes: a server sending .gz with Content-Encoding: gzip must
+                        # not have it decompressed on the fly
+                        for chunk in resp.raw.stream(CHUNK, decode_content=False):
+                            fh.write(chunk)
+                            received += len(chunk)
+                            waiting.touch()
+                            bar.update(len(chunk))
+                            _progress(name, received, total, started, state)
+                            if time.monotonic() > give_up_at:
+                                raise InterruptedDownloadError(
+                                    f"{url}: not complete after the {deadline:.0f} s deadline ({received} bytes); "
+                                    "try again later (the partial file is kept and the next run resumes it)")
+                except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException) as err:
+                    interrupted = type(err).__name__
+                except OSError as err:
+                    raise DownloadError(f"{part}: cannot write ({err}); check disk space") from None
+                else:
+                    if total is None or received >= total:
+                        _progress(name, received, total, started, state, final=True)
+                        return
+                    interrupted = f"connection closed at {received} of {total} bytes"
+            failures = failures + 1 if received == offset else 1
+            if failures > resumes:
+                raise InterruptedDownloadError(f"{url}: transfer interrupted {failures} times without progress ({interrupted}); "
+                                               "try again later (the partial file is kept and the next run resumes it)")
+            _check_bounds(url, attempts, max_attempts, give_up_at, deadline, interrupted)
+            delay = min(backoff * 2 ** (failures - 1), max(0.0, give_up_at - time.monotonic()))
+            log.info("%s: interrupted at %d bytes (%s); resuming with Range in %.1f s", name, received, interrupted, delay)
+            time.sleep(delay)
+
+
+def _check_bounds(url: str, attempts: int, max_attempts: int, give_up_at: float, deadline: float,
+                  interrupted: str) -> None:
+    """Give up after ``max_attempts`` requests or past the deadline, whatever progress they made."""
+    if attempts >= max_attempts or time.monotonic() >= give_up_at:
+        bound = f"{attempts} attempts" if attempts >= max_attempts else f"the {deadline:.0f} s deadline"
+        raise InterruptedDownloadError(f"{url}: still incomplete after {bound} (last: {interrupted}); "
+                                       "the server keeps breaking off: try again later or set "
+                                       f"${MIRROR_ENV} (the partial file is kept and the next run resumes it)")
 
 
 def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int | None = None,
              mirror: str | None = None, session: requests.Session | None = None,
-             timeout: tuple[float, float] = (15.0, 120.0), resumes: int = 5, backoff: float = 1.0) -> Path:
+             connect_timeout: float = 15.0, stall: float = 45.0, resumes: int = 5, max_attempts: int = 12,
+             deadline: float = 4 * 3600.0, backoff: float = 1.0) -> Path:
     """Download ``url`` to ``dest`` safely.
 
     Parameters
@@ -268,10 +338,17 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int
         URL prefix or local folder (already resolved; see :func:`resolve_mirror`).
     session : requests.Session, optional
         Default :func:`make_session` (retries 5xx and connection errors).
-    timeout : (float, float)
-        Connect and read timeouts in seconds.
+    connect_timeout : float
+        Seconds to wait for a connection.
+    stall : float
+        Seconds without a byte (before or during the body) that end an attempt.
     resumes : int
         Consecutive interruptions without progress tolerated before giving up.
+    max_attempts : int
+        Requests in all, progress or not: a server that always breaks off
+        half-way cannot keep the download going forever.
+    deadline : float
+        Seconds the whole download may take.
     backoff : float
         Base delay in seconds between resume attempts (doubles each time).
 
@@ -297,7 +374,8 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int
             _copy_local(source, part)
         else:
             _http_fetch(source, part, session=session or make_session(backoff=backoff),
-                        timeout=timeout, resumes=resumes, backoff=backoff)
+                        connect_timeout=connect_timeout, stall=stall, resumes=resumes,
+                        max_attempts=max_attempts, deadline=deadline, backoff=backoff)
         verify_file(part, name=dest.name, source=str(source), sha256=sha256, size=size)
     except InterruptedDownloadError:
         raise  # keep the .part: the next run resumes it

@@ -1,27 +1,103 @@
-"""Atomic file output: write to a temporary name, rename when complete."""
+"""Atomic file output: write to a temporary name, rename when complete; sweep what a killed run left.
+
+Temporary files and folders carry the writing process's id (``.<name>.<pid>.tmp``,
+``.<stem>.extract.<pid>.<random>``). A run stopped by SIGTERM removes its own
+(:func:`exit_on_sigterm` turns the signal into ``SystemExit``, so every
+``finally`` runs); one killed by SIGKILL cannot, and the next run that writes
+beside it removes every such file whose process is gone (:func:`sweep_stale`).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import os
+import re
+import shutil
+import signal
+import threading
 from pathlib import Path
 from typing import Iterator
+
+from dynpr.errors import InputError, ResourceError
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def sweep_stale(folder: str | Path, prefix: str) -> list[Path]:
+    """Remove temporary files and folders named ``<prefix>.<pid>...`` whose process no longer runs.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Where to look (not recursive).
+    prefix : str
+        The name up to the process id, e.g. ``.results.csv`` or ``.graph.extract``.
+
+    Returns
+    -------
+    list of Path
+        What was removed.
+    """
+    removed = []
+    folder = Path(folder)
+    if not folder.is_dir():
+        return removed
+    for path in folder.glob(f"{glob_escape(prefix)}.*"):
+        match = re.match(r"\.(\d+)(\.|$)", path.name[len(prefix):])
+        if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+            removed.append(path)
+    return removed
+
+
+def glob_escape(text: str) -> str:
+    """``text`` with glob metacharacters escaped."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
 
-    On any exception the temporary file is removed and ``path`` is left as it
-    was, so a failed run never leaves a half-written result behind.
+    On any exception (SIGTERM included, see :func:`exit_on_sigterm`) the
+    temporary file is removed and ``path`` is left as it was, so a failed run
+    never leaves a half-written result behind; temporary files of killed runs
+    beside ``path`` are swept first.
+
+    Raises
+    ------
+    InputError
+        If ``path`` is a folder.
+    ResourceError
+        If the folder cannot be created or written (read-only, full, a file in
+        the way), naming ``path`` rather than the temporary name.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a file name to write")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ResourceError(f"{path}: cannot create its folder ({err.strerror or err})") from None
+    try:
+        sweep_stale(path.parent, f".{path.name}")
         yield tmp
         os.replace(tmp, path)
+    except OSError as err:
+        if err.filename is not None and str(err.filename) not in (str(tmp), str(path), str(path.parent)):
+            raise  # not about the output: let the caller's handler name it
+        raise ResourceError(f"{path}: cannot write ({err.strerror or err})") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -37,3 +113,17 @@ def sha256_file(path: str | Path) -> str:
     """Hex SHA-256 of a file."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise ``SystemExit(143)`` so ``finally`` blocks remove temporary files.
+
+    Only possible in the main thread; elsewhere it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def _exit(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)

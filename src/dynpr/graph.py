@@ -166,16 +166,18 @@ class Graph:
         return Graph.from_edges(src[keep], dst[keep], self.num_vertices, self_loops=False)
 
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
-        """Write the graph (and any extra arrays) to an ``.npz`` file atomically."""
+        """Write the graph (and any extra arrays) to an ``.npz`` file atomically, with its sha256."""
         from dynpr.fileio import atomic_path
+        from dynpr.validate import DIGEST_KEY, graph_digest
 
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
-                np.savez(fh, offsets=self.offsets, targets=self.targets,
-                         in_offsets=self.in_offsets, sources=self.sources, **extra)
+                np.savez(fh, offsets=self.offsets, targets=self.targets, in_offsets=self.in_offsets,
+                         sources=self.sources, **{DIGEST_KEY: np.asarray(graph_digest(self))}, **extra)
 
     @classmethod
     def load(cls, path: str | Path) -> "Graph":
-        """Read a graph written by :meth:`save`."""
-        with np.load(path) as data:
-            return cls(data["offsets"], data["targets"], data["in_offsets"], data["sources"])
+        """Read a graph written by :meth:`save`, checked (:func:`dynpr.validate.read_graph_npz`)."""
+        from dynpr.validate import read_graph_npz
+
+        return read_graph_npz(path)[0]

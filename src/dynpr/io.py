@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import os
 import re
 import tarfile
 import tempfile
@@ -21,14 +22,15 @@ import numpy as np
 import pandas as pd
 import scipy.io
 
+from dynpr.errors import InputError, ParseError
+from dynpr.fileio import sweep_stale
+
 FORMATS = ("snap-temporal", "snap-edgelist", "matrix-market", "suitesparse-mm")
 
 _ID = r"\d{1,18}"  # non-negative and safely inside int64
 _COMMENT_OR_BLANK = re.compile(rb"^\s*(#.*)?$")
-
-
-class ParseError(ValueError):
-    """A graph file that cannot be parsed; the message names the file and, when known, the line."""
+# non-ASCII or control characters (a non-breaking space looks like a separator but is not one)
+_ODD_CHAR = re.compile(r"[^\x20-\x7e\t\r\n]")
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,12 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
             if _COMMENT_OR_BLANK.match(line) or data_line.match(line):
                 continue
             text = line.decode("utf-8", "replace").rstrip("\r\n")
+            odd = _ODD_CHAR.search(text)
+            if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
+                return number, "binary data, not a text edge list"
+            if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
+                return number, (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
+                                f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
             fields = text.split()
             if len(fields) != ncols:
                 return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
@@ -185,7 +193,9 @@ def read_suitesparse_tar(path: str | Path, *, workdir: str | Path | None = None)
     path = Path(path)
     stem = _archive_stem(path)
     workdir = Path(workdir) if workdir is not None else path.resolve().parent
-    with tempfile.TemporaryDirectory(prefix=f".{stem}.extract.", dir=workdir) as tmp:
+    # the pid in the name lets a later run remove the folder of one killed by SIGKILL
+    sweep_stale(workdir, f".{stem}.extract")
+    with tempfile.TemporaryDirectory(prefix=f".{stem}.extract.{os.getpid()}.", dir=workdir) as tmp:
         extracted: list[str] = []
         try:
             # stream mode: one pass over the compressed data, no seeking
@@ -253,6 +263,6 @@ def read_edges(path: str | Path, fmt: str | None = None) -> EdgeData:
         "suitesparse-mm": read_suitesparse_tar,
     }
     if fmt not in readers:
-        raise ValueError(f"unknown graph format {fmt!r}; known: {', '.join(FORMATS)}")
+        raise InputError(f"{path}: unknown graph format {fmt!r}; known: {', '.join(FORMATS)}")
     return readers[fmt](path)
 

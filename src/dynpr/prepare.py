@@ -15,21 +15,19 @@ from pathlib import Path
 
 import numpy as np
 
-from dynpr.catalog import Dataset, get_dataset, load_catalog
+from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
+from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.fileio import sha256_file, write_text_atomic
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, unique_sorted
 from dynpr.io import EdgeData, read_edges
 from dynpr.rmat import rmat_edges
+from dynpr.validate import check_ids, read_graph_npz
 
 log = logging.getLogger("dynpr.prepare")
 
 Temporal = tuple[np.ndarray, np.ndarray, np.ndarray]
 # what makes an argument a file path rather than a catalog name
 GRAPH_SUFFIXES = {".txt", ".gz", ".mtx", ".npz"}
-
-
-class CountMismatchError(ValueError):
-    """A prepared graph whose counts differ from the catalog's published ones."""
 
 
 def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, np.ndarray, dict]:
@@ -172,7 +170,7 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
                                 f"`snakemake --cores 1 {dataset.raw_path}` (or set DYNPR_MIRROR) to download it")
     digest = sha256_file(source)
     if dataset.sha256 is not None and digest != dataset.sha256 and Path(source).name == dataset.file_name:
-        raise ValueError(f"{source}: sha256 {digest} differs from the catalog's {dataset.sha256}; "
+        raise ChecksumError(f"{source}: sha256 {digest} differs from the catalog's {dataset.sha256}; "
                          "the file is corrupt or modified: restore it or download again")
     return read_edges(source, dataset.format), digest
 
@@ -208,6 +206,7 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     if ds.kind == "generated":
         stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
     check_counts(stats, ds)
+    _record_download(ds, source, digest)
     extra = {"vertex_ids": vertex_ids}
     if temporal is not None:
         extra.update({"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]})
@@ -219,21 +218,40 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     return stats
 
 
+def _record_download(ds: Dataset, source: str | Path | None, digest: str | None) -> None:
+    """Lock a downloaded file's sha256 and size once its counts matched the catalog."""
+    source = Path(source) if source is not None else ds.source_path
+    if digest is not None and ds.embedded is None and source is not None and source.name == ds.file_name:
+        record_verified(ds, source, digest)
+
+
 def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
-    """Read a prepared graph.
+    """Read a prepared graph, checked and verified against its stored sha256.
 
     Returns
     -------
     graph : Graph
     temporal : tuple of (src int32, dst int32, time int64) or None
         The time-ordered edge list of a temporal graph.
+
+    Raises
+    ------
+    GraphError
+        If the file is not a prepared graph, its arrays are inconsistent, or it
+        was modified since it was written (see :func:`dynpr.validate.read_graph_npz`).
     """
-    with np.load(npz_path) as data:
-        graph = Graph(data["offsets"], data["targets"], data["in_offsets"], data["sources"])
-        temporal = None
-        if "temporal_src" in data:
-            temporal = (data["temporal_src"], data["temporal_dst"], data["temporal_time"])
-    return graph, temporal
+    graph, extra = read_graph_npz(npz_path)
+    if "temporal_src" not in extra:
+        return graph, None
+    src, dst, when = (extra.get(f"temporal_{k}") for k in ("src", "dst", "time"))
+    if dst is None or when is None or not (src.ndim == dst.ndim == when.ndim == 1) \
+            or not (len(src) == len(dst) == len(when)) or not np.issubdtype(when.dtype, np.integer):
+        raise GraphError(f"{npz_path}: temporal_src, temporal_dst and temporal_time must be integer arrays of "
+                         "one length; delete it and prepare it again")
+    for name, ids in (("temporal_src", src), ("temporal_dst", dst)):
+        check_ids(f"{npz_path}: {name}", ids, graph.num_vertices)
+    return graph, (src.astype(VERTEX_DTYPE, copy=False), dst.astype(VERTEX_DTYPE, copy=False),
+                   when.astype(np.int64, copy=False))
 
 
 def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> tuple[Graph, Temporal | None]:
@@ -266,10 +284,19 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
     prepared = Path(results) / f"{ds.name}.npz"
     if prepared.is_file():
         return load_prepared(prepared)
-    if ds.kind != "generated" and not ds.source_path.is_file():
+    fetched = ds.kind != "generated" and not ds.source_path.is_file()
+    if fetched:
         from dynpr.download import fetch_dataset
 
         fetch_dataset(ds)
-    edges, _ = read_dataset(ds)
-    built, temporal, _, _ = build_graph(edges, name=ds.name)
+    try:
+        edges, digest = read_dataset(ds)
+        built, temporal, _, stats = build_graph(edges, name=ds.name)
+        # the same comparison with the catalog as the prepare rule makes
+        check_counts(stats, ds)
+    except (InputError, OSError):
+        if fetched:  # a wrong or corrupt file from the server or mirror is not kept
+            ds.source_path.unlink(missing_ok=True)
+        raise
+    _record_download(ds, ds.source_path, digest)
     return built, temporal

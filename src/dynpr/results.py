@@ -8,6 +8,12 @@ Kahn rows (``experiment == approach == "kahn"``) reuse the PageRank columns:
 ``iterations`` holds the number of levels, ``affected`` the number of
 processed vertices (``affected == vertices`` means the graph is a DAG) and
 ``l1_error`` is NaN.
+
+Files read back (:func:`read_csv`) are checked: every column parses as its
+type, values lie in their ranges (:func:`check_values`) and, given what the
+config asks for (:func:`expected_runs`), no row is missing or extra
+(:func:`check_complete`). A short or edited file is one
+:class:`~dynpr.errors.ResultsError` line naming it and the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from dynpr import APPROACHES
+from dynpr.errors import ResultsError
 from dynpr.fileio import atomic_path
 
 #: Column order of every runs file and of the summary (DESIGN.md contract).
@@ -124,16 +132,30 @@ def to_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
     return _coerce(df, "rows")
 
 
+def _rerun(source: str) -> str:
+    return f"delete it and rerun `snakemake --cores 1 --forcerun {source}`"
+
+
 def _coerce(df: pd.DataFrame, source: str) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{source}: missing column(s) {missing}; expected {list(COLUMNS)}")
+        raise ResultsError(f"{source}: missing column(s) {missing}; expected {list(COLUMNS)}")
     df = df[list(COLUMNS)].copy()
     df[_STRINGS] = df[_STRINGS].fillna("").astype(str)
-    try:
-        return df.astype(DTYPES)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{source}: a column does not hold its type ({exc})") from None
+    for column, dtype in DTYPES.items():
+        if dtype == "object":
+            continue
+        values = pd.to_numeric(df[column], errors="coerce")
+        bad = values.isna() & df[column].notna() if dtype == "float64" else values.isna()
+        if dtype == "int64":
+            bad |= values.notna() & (values != values.round())
+        if bad.any():
+            row = int(np.argmax(bad.to_numpy()))
+            raise ResultsError(f"{source}: row {row + 1}: {column} = {df[column].iloc[row]!r} is not "
+                               f"{'an integer' if dtype == 'int64' else 'a number'} (a cut or edited file?); "
+                               + _rerun(source))
+        df[column] = values
+    return df.astype(DTYPES)
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:
@@ -143,25 +165,138 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.17g")
 
 
-def read_csv(path: str | Path) -> pd.DataFrame:
-    """Read a runs file or the summary, checking its columns and dtypes.
+def read_csv(path: str | Path, expected: Mapping[str, dict] | None = None) -> pd.DataFrame:
+    """Read a runs file or the summary, checking columns, dtypes, value ranges and completeness.
+
+    Parameters
+    ----------
+    path : str or Path
+    expected : mapping, optional
+        :func:`expected_runs` of the config; when given, every (dataset,
+        backend) in the file must hold exactly the rows it lists.
 
     Raises
     ------
-    ValueError
-        If the file lacks a column or a value does not parse as its type.
+    ResultsError
+        If the file is empty, lacks a column, a value does not parse as its
+        type or lies outside its range, or rows are missing or extra; the
+        message names the file and the command that rebuilds it.
     """
-    df = pd.read_csv(path, dtype={c: str for c in _STRINGS}, keep_default_na=False,
-                     na_values={c: ["", "nan", "NaN"] for c in COLUMNS if c not in _STRINGS})
-    return _coerce(df, str(path))
+    source = str(path)
+    try:
+        df = pd.read_csv(path, dtype={c: str for c in _STRINGS}, keep_default_na=False,
+                         na_values={c: ["", "nan", "NaN"] for c in COLUMNS if c not in _STRINGS})
+    except pd.errors.EmptyDataError:
+        raise ResultsError(f"{source}: empty file; {_rerun(source)}") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ResultsError(f"{source}: not a results CSV ({str(err).strip()}); {_rerun(source)}") from None
+    df = _coerce(df, source)
+    check_values(df, source)
+    if expected is not None:
+        check_complete(df, source, expected)
+    return df
 
 
-def concat_runs(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """All runs files concatenated, in the order given (the summary)."""
-    frames = [read_csv(p) for p in paths]
+def concat_runs(paths: Iterable[str | Path], expected: Mapping[str, dict] | None = None) -> pd.DataFrame:
+    """All runs files concatenated, in the order given (the summary), each checked by :func:`read_csv`."""
+    frames = [read_csv(p, expected) for p in paths]
     if not frames:
         return to_frame([])
     return pd.concat(frames, ignore_index=True)
+
+
+def check_values(df: pd.DataFrame, source: str) -> None:
+    """Refuse values no run can produce (negative times or counts, unknown approaches, NaN where required).
+
+    Raises
+    ------
+    ResultsError
+        Naming the file, the first offending row (1-based, header excluded) and the rule.
+    """
+    kahn = (df["experiment"] == "kahn").to_numpy()
+    phases = df[["partition_ms", "mark_ms", "compute_ms"]]
+    rules = [
+        ("experiment is one of " + "/".join(EXPERIMENTS), df["experiment"].isin(EXPERIMENTS)),
+        ("approach is one of " + "/".join(APPROACHES) + " (kahn for Kahn rows)",
+         np.where(kahn, df["approach"] == "kahn", df["approach"].isin(APPROACHES))),
+        ("time_ms is finite and >= 0", np.isfinite(df["time_ms"]) & (df["time_ms"] >= 0)),
+        ("phase times are >= 0 or empty", (phases.isna() | (phases >= 0)).all(axis=1)),
+        ("l1_error is >= 0 or empty (always empty for Kahn)",
+         np.where(kahn, df["l1_error"].isna(), df["l1_error"].isna() | (df["l1_error"] >= 0))),
+        ("batch_fraction lies in (0, 1] (empty for Kahn)",
+         np.where(kahn, df["batch_fraction"].isna(), (df["batch_fraction"] > 0) & (df["batch_fraction"] <= 1))),
+        ("vertices >= 1", df["vertices"] >= 1),
+        ("counts (edges, deletions, insertions, batch_index, repeat) are >= 0",
+         (df[["edges", "deletions", "insertions", "batch_index", "repeat"]] >= 0).all(axis=1)),
+        ("iterations >= 1 (>= 0 for Kahn)", df["iterations"] >= np.where(kahn, 0, 1)),
+        ("0 <= affected <= vertices", (df["affected"] >= 0) & (df["affected"] <= df["vertices"])),
+    ]
+    for rule, ok in rules:
+        ok = np.asarray(ok, dtype=bool)
+        if not ok.all():
+            row = int(np.argmax(~ok))
+            raise ResultsError(f"{source}: row {row + 1} breaks the rule '{rule}' (an edited file?); {_rerun(source)}")
+
+
+def expected_runs(config: Mapping, experiment_of: Mapping[str, str] | None = None) -> dict[str, dict]:
+    """The rows the workflow writes per dataset and backend, from the config.
+
+    Parameters
+    ----------
+    config : mapping
+        The workflow config (``datasets``, ``approaches``, ``repeat``, ``temporal``, ``random``).
+    experiment_of : mapping of str to str, optional
+        ``"temporal"`` or ``"random"`` for each dataset; by default every
+        configured dataset, temporal ones (catalog kind) temporal, others random.
+
+    Returns
+    -------
+    dict
+        ``{dataset: {"experiment", "approaches", "repeat", "batches": {fraction: count}}}``.
+    """
+    if experiment_of is None:
+        from dynpr.catalog import get_dataset, load_catalog
+
+        catalog = load_catalog()
+        experiment_of = {d: "temporal" if get_dataset(d, catalog).kind == "temporal" else "random"
+                         for d in config["datasets"]}
+    out = {}
+    for dataset, experiment in experiment_of.items():
+        section = config[experiment]
+        count = section["num_batches"] if experiment == "temporal" else section["repeats"]
+        out[dataset] = {"experiment": experiment, "approaches": list(config["approaches"]),
+                        "repeat": int(config["repeat"]),
+                        "batches": {float(f): int(count) for f in section["batch_fractions"]}}
+    return out
+
+
+def check_complete(df: pd.DataFrame, source: str, expected: Mapping[str, dict]) -> None:
+    """Refuse a file in which any (dataset, backend) lacks rows the config asks for, or has extra ones.
+
+    Expected per dataset: approaches × fractions × batches × repeats PageRank
+    rows plus ``repeat`` Kahn rows, each (approach, fraction, batch, repeat) once.
+
+    Raises
+    ------
+    ResultsError
+    """
+    if df.empty:
+        raise ResultsError(f"{source}: no rows; {_rerun(source)}")
+    for (dataset, backend), group in df.groupby(["dataset", "backend"], sort=False):
+        spec = expected.get(dataset)
+        if spec is None:
+            raise ResultsError(f"{source}: rows of dataset {dataset!r}, which the config does not list; {_rerun(source)}")
+        want = {("kahn", "", 0, r) for r in range(spec["repeat"])}
+        want |= {(a, f"{f:g}", b, r) for a in spec["approaches"] for f, count in spec["batches"].items()
+                 for b in range(count) for r in range(spec["repeat"])}
+        fractions = group["batch_fraction"].map(lambda f: "" if pd.isna(f) else f"{f:g}")
+        got = list(zip(group["approach"], fractions, group["batch_index"], group["repeat"]))
+        missing, extra = want - set(got), len(got) - len(set(got)) + len(set(got) - want)
+        if missing or extra:
+            example = f"; e.g. no row for {sorted(missing)[0]} (approach, fraction, batch, repeat)" if missing else ""
+            raise ResultsError(f"{source}: {dataset} on {backend} has {len(got)} rows, the config asks for "
+                               f"{len(want)} ({len(missing)} missing, {extra} extra or repeated){example}; "
+                               "the file is incomplete or edited: " + _rerun(source))
 
 
 def geometric_mean(values) -> float:

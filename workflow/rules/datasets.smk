@@ -7,9 +7,9 @@ rule download:
     output:
         "datasets/raw/{file}",
     params:
+        # sha256/size are read at run time (catalog + lock file): recording a lock entry
+        # must not make Snakemake re-download the file and rerun everything after it
         url=lambda wildcards: raw_dataset(wildcards.file).url,
-        sha256=lambda wildcards: raw_dataset(wildcards.file).sha256,
-        size=lambda wildcards: raw_dataset(wildcards.file).size,
     log:
         "results/logs/download/{file}.log",
     wildcard_constraints:

@@ -5,11 +5,12 @@ import logging
 from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.file, snakemake.log[0]) as log:
+    from dynpr.catalog import dataset_for_file, load_catalog
     from dynpr.download import download, resolve_mirror
 
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s")
     # read at run time, not a param: changing the mirror must not invalidate downloads
     mirror = resolve_mirror(snakemake.config.get("mirror"))
-    download(snakemake.params.url, snakemake.output[0], sha256=snakemake.params.sha256,
-             size=snakemake.params.size, mirror=mirror)
+    dataset = dataset_for_file(snakemake.wildcards.file, load_catalog("datasets/catalog.yaml"))
+    download(snakemake.params.url, snakemake.output[0], sha256=dataset.sha256, size=dataset.size, mirror=mirror)

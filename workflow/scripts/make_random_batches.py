@@ -18,7 +18,7 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
         for r in range(p.repeats)
     ]
     write_batches(
-        snakemake.output[0], batches,
+        snakemake.output[0], batches, made_for=graph,
         dataset=dataset, experiment="random", fraction=float(p.fraction),
         insert_share=float(p.insert_share), repeats=int(p.repeats), seed=int(p.seed), edges=edges,
     )

@@ -12,9 +12,9 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     if temporal is None:
         raise ValueError(f"{snakemake.input[0]}: {dataset} has no temporal edges (temporal_src/temporal_dst)")
     src, dst, _time = temporal
-    _base, batches, stats = temporal_batches(src, dst, graph.num_vertices, p.base_fraction, p.fraction, p.num_batches)
+    base, batches, stats = temporal_batches(src, dst, graph.num_vertices, p.base_fraction, p.fraction, p.num_batches)
     write_batches(
-        snakemake.output[0], batches,
+        snakemake.output[0], batches, made_for=base,
         dataset=dataset, experiment="temporal", fraction=float(p.fraction),
         base_fraction=float(p.base_fraction), num_batches=int(p.num_batches),
         batch_size=stats.batch_size, temporal_edges=stats.temporal_edges, base_events=stats.base_events,

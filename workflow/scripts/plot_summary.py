@@ -5,9 +5,9 @@ from dynpr.snakemake_jobs import script_errors
 target = getattr(snakemake.wildcards, "dataset", snakemake.params.figure)
 with script_errors(snakemake.rule, target, snakemake.log[0]) as log:
     from dynpr import plots
-    from dynpr.results import read_csv
+    from dynpr.results import expected_runs, read_csv
 
-    summary = read_csv(snakemake.input.summary)
+    summary = read_csv(snakemake.input.summary, expected_runs(snakemake.config))
     extra = {"dataset": snakemake.wildcards.dataset} if "dataset" in snakemake.wildcards.keys() else {}
     fig = plots.SUMMARY_FIGURES[snakemake.params.figure](summary, **extra)
     plots.save_figure(fig, snakemake.output.png, snakemake.output.pdf)

@@ -1,13 +1,14 @@
-"""Concatenate every results/runs/{dataset}.csv into results/summary.csv."""
+"""Concatenate every results/runs/{dataset}.csv into results/summary.csv, each checked complete."""
 
 import sys
 
 from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, "all datasets", snakemake.log[0]) as log:
-    from dynpr.results import concat_runs, write_csv
+    from dynpr.results import concat_runs, expected_runs, write_csv
 
-    summary = concat_runs(snakemake.input)
+    # a runs file cut short or edited is refused here, naming the file and the rerun
+    summary = concat_runs(snakemake.input, expected_runs(snakemake.config))
     write_csv(summary, snakemake.output[0])
     log(f"{len(summary)} rows from {len(snakemake.input)} runs files")
     capped = summary[~summary["converged"]]

@@ -132,7 +132,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         If CuPy or a CUDA device is missing.
     MemoryError
         If the run needs more device memory than is free (checked before a graph is uploaded).
-    dynpr.pagerank.options.ConvergenceError
+    dynpr.errors.ConvergenceError
         With ``options.raise_on_max_iterations`` when the run stopped at ``max_iterations``.
     """
     if approach not in APPROACHES:

@@ -19,6 +19,7 @@ from dynpr.batches import Batch
 from dynpr.designs import REFERENCE_TOLERANCE
 from dynpr.graph import Graph
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
+from dynpr.validate import check_update_inputs, finite_number
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -72,13 +73,15 @@ def update(
 
     Raises
     ------
-    ValueError
-        On an unknown approach or backend, or inputs that do not fit the graph.
-    RuntimeError
-        If ``backend="gpu"`` and no GPU is usable.
+    dynpr.errors.InputError
+        (a ``ValueError``) on an unknown approach or backend, or inputs that do
+        not fit the graph: every check runs here, before any engine
+        (:func:`dynpr.validate.check_update_inputs`), so no engine sees a batch
+        id outside the graph.
+    dynpr.errors.NoGpuError
+        (a ``RuntimeError``) if ``backend="gpu"`` and no GPU is usable.
     """
-    if approach not in APPROACHES:
-        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
+    check_update_inputs(approach, old_graph, graph, batch, previous_ranks, approaches=APPROACHES)
     if approach == "static":
         old_graph = batch = previous_ranks = None
     return _engine(backend)(approach, old_graph, graph, batch, previous_ranks, options)
@@ -109,6 +112,7 @@ def static(
     PageRankResult
         See :func:`update`.
     """
+    check_update_inputs("static", None, graph, None, None, initial=initial, approaches=APPROACHES)
     return _engine(backend)("static", None, graph, None, None, options, initial=initial)
 
 
@@ -197,6 +201,8 @@ def reference(
     numpy.ndarray
         float64 ranks.
     """
+    # named here: PageRankOptions would report a bad value as `tolerance`
+    finite_number("reference tolerance", tolerance, low=0)
     options = replace(options or PageRankOptions(), tolerance=tolerance, max_iterations=max_iterations)
     return static(graph, options, backend=backend).ranks
 

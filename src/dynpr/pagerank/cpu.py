@@ -25,6 +25,7 @@ from dynpr.batches import Batch
 from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
+from dynpr.validate import check_ranks
 
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
@@ -59,18 +60,9 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     if n == 0:
         raise ValueError("PageRank of a graph with no vertices is undefined")
     if approach == "static":
-        start = _check_ranks(initial, n, "initial") if initial is not None else np.full(n, 1.0 / n)
+        start = check_ranks(initial, n, "initial") if initial is not None else np.full(n, 1.0 / n)
     else:
-        start = _check_ranks(previous_ranks, n, "previous_ranks")
-    if approach in ("dt", "df", "dfp"):
-        if batch is None:
-            raise ValueError(f"approach {approach!r} needs the batch")
-        _check_batch(batch, n)
-    if approach == "dt":
-        if old_graph is None:
-            raise ValueError("approach 'dt' needs the old graph")
-        if old_graph.num_vertices != n:
-            raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
+        start = check_ranks(previous_ranks, n, "previous_ranks")
 
     # Not timed: wrapping the graph's arrays with their 1/d weights, what the GPU
     # engine does when it uploads a graph (transfers are outside the measurement, 5.1.5).
@@ -107,21 +99,6 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     )
     check_converged(result, options)
     return result
-
-
-def _check_ranks(ranks, n: int, name: str) -> np.ndarray:
-    if ranks is None:
-        raise ValueError(f"{name} is required for this approach")
-    ranks = np.array(ranks, dtype=np.float64)  # a copy: the caller's array is never modified
-    if ranks.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {ranks.shape}")
-    return ranks
-
-
-def _check_batch(batch: Batch, n: int) -> None:
-    ids = np.concatenate([batch.del_src, batch.del_dst, batch.ins_src, batch.ins_dst])
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= n):
-        raise ValueError(f"batch vertex id out of range [0, {n}): min {ids.min()}, max {ids.max()}")
 
 
 def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions):

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dynpr.designs import PARTITIONS
+from dynpr.errors import ConvergenceError, InputError
+from dynpr.validate import finite_number
 
 
 @dataclass(frozen=True)
@@ -40,15 +42,15 @@ class PageRankOptions:
     raise_on_max_iterations: bool = False
 
     def __post_init__(self):
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        # tolerances must be finite: tolerance=inf would stop after one iteration and look converged
+        finite_number("alpha", self.alpha, low=0, high=1, low_open=True, high_open=True)
         for name in ("tolerance", "frontier_tolerance", "prune_tolerance"):
-            if not getattr(self, name) >= 0:  # also rejects NaN
-                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
-        if self.max_iterations < 1:
-            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+            finite_number(name, getattr(self, name), low=0)
+        if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, (int, np.integer)) \
+                or self.max_iterations < 1:
+            raise InputError(f"max_iterations: must be an integer of at least 1, got {self.max_iterations!r}")
         if self.partition not in PARTITIONS:
-            raise ValueError(f"partition must be one of {PARTITIONS}, got {self.partition!r}")
+            raise InputError(f"partition: must be one of {PARTITIONS}, got {self.partition!r}")
 
 
 @dataclass
@@ -77,17 +79,9 @@ class PageRankResult:
     converged: bool = True
 
 
-class ConvergenceError(RuntimeError):
-    """A run stopped at ``max_iterations`` before its change met the tolerance
-    (raised only with ``PageRankOptions.raise_on_max_iterations``); ``result`` holds what it computed."""
-
-    def __init__(self, result: PageRankResult, options: PageRankOptions):
-        super().__init__(f"{result.approach} on {result.backend} stopped at max_iterations={options.max_iterations} "
-                         f"before the change met tolerance={options.tolerance:g}")
-        self.result = result
-
-
 def check_converged(result: PageRankResult, options: PageRankOptions) -> None:
     """Raise :class:`ConvergenceError` for a run that did not converge when ``options`` ask for it."""
     if options.raise_on_max_iterations and not result.converged:
-        raise ConvergenceError(result, options)
+        raise ConvergenceError(
+            f"{result.approach} on {result.backend} stopped at max_iterations={options.max_iterations} "
+            f"before the change met tolerance={options.tolerance:g}", result)
