@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
 from dynpr import APPROACHES
 from dynpr.backend import BACKENDS
+
+SELF_LOOPS_HELP = ("the paper's convention: a self-loop is added on every vertex (no dead ends), which shifts ranks "
+                   "from NetworkX's default (L1 0.63 on CollegeMsg); --no-self-loops uses NetworkX's convention instead")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,6 +45,13 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _version() -> str:
+    try:
+        return version("dynpr")
+    except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``dynpr`` (subcommands ``pagerank``, ``batch`` and ``kahn``).
 
@@ -48,9 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
     """
     parser = _Parser(prog="dynpr", description="PageRank on dynamic graphs (Static, ND, DT, DF, DF-P) and Kahn cycle detection.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    pr = sub.add_parser("pagerank", help="run PageRank approaches on a graph and, optionally, a batch file")
+    pr = sub.add_parser("pagerank", help="run PageRank approaches on a graph and, optionally, a batch file",
+                        description="Run PageRank approaches; one JSON object per run on stdout. Ranks follow "
+                                    + SELF_LOOPS_HELP + ". In the JSON, edges counts the graph's edges without "
+                                    "self-loops and self_loops the self-loops of the graph run on, as in kahn.")
     pr.add_argument("graph", help="catalog name or graph file (.txt, .txt.gz, .mtx, .mtx.gz, .tar.gz, prepared .npz)")
     pr.add_argument("--batch", help="batch file (.npz): random batches (dynpr batch, results/batches/*/random_*) "
                                      "each update GRAPH; others, e.g. temporal slices on their base graph, "
@@ -60,7 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     pr.add_argument("--repeat", type=_positive_int, default=1, help="runs of each approach on each batch")
     pr.add_argument("--reference", action="store_true", help="add l1_error against Static at tolerance 1e-100")
-    pr.add_argument("--ranks-out", metavar="FILE.npy", help="save the ranks of the last run (last approach, last batch)")
+    pr.add_argument("--ranks-out", metavar="FILE",
+                    help="write a ranks table: vertex (original id), rank, approach (and batch_index with --batch), "
+                         "highest rank first; CSV (.csv, .csv.gz) or Parquet (.parquet, needs pyarrow)")
+    pr.add_argument("--top", type=_positive_int, metavar="K", help="with --ranks-out: only the K highest ranks of each run")
+    pr.add_argument("--no-self-loops", dest="self_loops", action="store_false",
+                    help="NetworkX's convention: no self-loop added, dangling vertices' rank spread over all "
+                         "vertices; static and nd only, CPU engine only (auto picks the CPU)")
     pr.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
     pr.add_argument("--tolerance", type=float, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
     pr.add_argument("--frontier-tolerance", type=float, default=1e-6, help="DF/DF-P expansion tolerance (default 1e-6)")
@@ -84,32 +106,66 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _self_loops(graph) -> int:
+    src, dst = graph.edges()
+    return int(np.count_nonzero(src == dst))
+
+
+def _edge_counts(graph) -> dict:
+    """``edges`` without self-loops and ``self_loops`` of the graph run on: the same in every subcommand."""
+    loops = _self_loops(graph)
+    return {"edges": graph.num_edges - loops, "self_loops": loops}
+
+
+def _progress(total: int, what: str):
+    """A progress bar on stderr when it is a terminal (JSON lines stay alone on stdout)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=what, unit="run", disable=None, file=sys.stderr, leave=False)
+
+
 def _emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
 
 def _run_pagerank(args) -> None:
-    from dynpr import pagerank
+    from dynpr import pagerank, ranks
     from dynpr.backend import resolve_backend
     from dynpr.pagerank.options import PageRankOptions
-    from dynpr.prepare import read_graph
+    from dynpr.prepare import read_graph_with_ids
 
     approaches = [c for group in args.approach for c in group] if args.approach else (
         list(APPROACHES) if args.batch else ["static"])
     approaches = list(dict.fromkeys(approaches))
     if not args.batch and approaches != ["static"]:
         raise ValueError(f"approach {', '.join(a for a in approaches if a != 'static')} needs --batch")
+    if args.top and not args.ranks_out:
+        raise ValueError("--top needs --ranks-out")
+    if args.ranks_out:
+        ranks.check_table_path(args.ranks_out)
+    backend_name = args.backend
+    if not args.self_loops:
+        unsupported = [a for a in approaches if a not in ("static", "nd")]
+        if unsupported:
+            raise ValueError(f"--no-self-loops runs static and nd only, not {', '.join(unsupported)} "
+                             "(their marking and DF-P's closed form assume a self-loop on every vertex)")
+        if backend_name == "gpu":
+            raise ValueError("--no-self-loops runs on the CPU engine only (the GPU kernels assume a self-loop "
+                             "on every vertex); use --backend cpu or auto")
+        backend_name = "cpu"
     options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations)
-    backend = resolve_backend(args.backend)
-    graph, _ = read_graph(args.graph)
+    backend = resolve_backend(backend_name)
+    graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops)
+    tables = []
 
-    def run(approach, old, current, batch, index, start, ref):
+    def run(approach, old, current, batch, index, start, ref, counts, bar):
         for repeat in range(args.repeat):
             result = pagerank.update(approach, old, current, batch, start, options, backend=backend)
             record = {
                 "graph": args.graph, "approach": approach, "backend": result.backend, "device": result.device,
-                "vertices": current.num_vertices, "edges": current.num_edges, "batch_index": index,
+                "vertices": current.num_vertices, **counts, "self_loops_added": args.self_loops,
+                "batch_index": index,
                 "deletions": batch.deletions if batch is not None else 0,
                 "insertions": batch.insertions if batch is not None else 0,
                 "repeat": repeat, "iterations": result.iterations, "time_ms": result.time_ms,
@@ -118,13 +174,17 @@ def _run_pagerank(args) -> None:
             if ref is not None:
                 record["l1_error"] = pagerank.l1_error(result.ranks, ref)
             _emit(record)
+            bar.update()
+        if args.ranks_out:  # repeats give the same ranks: one table per run of an approach
+            tables.append(ranks.table(result.ranks, vertex_ids, approach=approach, batch_index=index, top=args.top))
         return result.ranks
 
     def reference(current):
         return pagerank.reference(current, options, backend=backend) if args.reference else None
 
     if not args.batch:
-        last = run("static", None, graph, None, None, None, reference(graph))
+        with _progress(args.repeat, "static") as bar:
+            run("static", None, graph, None, None, None, reference(graph), _edge_counts(graph), bar)
     else:
         from dynpr.batches import apply_batch, read_batch_params, read_batches
 
@@ -135,23 +195,22 @@ def _run_pagerank(args) -> None:
         base_ranks = pagerank.static(graph, options, backend=backend).ranks
         previous = dict.fromkeys(approaches, base_ranks)
         old = graph
-        for index, batch in enumerate(batches):
-            try:
-                current = apply_batch(old, batch, strict=True)
-            except ValueError as err:
-                raise ValueError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
-            ref = reference(current)
-            for approach in approaches:
-                last = run(approach, old, current, batch, index, previous[approach], ref)
+        with _progress(len(batches) * len(approaches) * args.repeat, "batches") as bar:
+            for index, batch in enumerate(batches):
+                try:
+                    current = apply_batch(old, batch, strict=True)
+                except ValueError as err:
+                    raise ValueError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
+                ref = reference(current)
+                counts = _edge_counts(current)
+                for approach in approaches:
+                    last = run(approach, old, current, batch, index, previous[approach], ref, counts, bar)
+                    if not independent:
+                        previous[approach] = last  # each dynamic approach carries its own ranks on
                 if not independent:
-                    previous[approach] = last  # each dynamic approach carries its own ranks on
-            if not independent:
-                old = current
+                    old = current
     if args.ranks_out:
-        from dynpr.fileio import atomic_path
-
-        with atomic_path(args.ranks_out) as tmp, open(tmp, "wb") as fh:
-            np.save(fh, last)
+        ranks.write_table(tables, args.ranks_out)
 
 
 def _run_batch(args) -> None:
@@ -179,7 +238,7 @@ def _run_kahn(args) -> None:
         graph = graph.without_self_loops()
     result = kahn(graph, backend=backend)
     _emit({"graph": args.graph, "backend": result.backend, "device": result.device,
-           "vertices": graph.num_vertices, "edges": graph.num_edges, "is_dag": result.is_dag,
+           "vertices": graph.num_vertices, **_edge_counts(graph), "is_dag": result.is_dag,
            "processed": result.processed, "levels": result.levels, "remaining": int(len(result.remaining)),
            "time_ms": result.time_ms})
 
@@ -191,6 +250,28 @@ def _message(error: BaseException) -> str:
     if isinstance(error, FileNotFoundError) and error.filename and str(error.filename) not in str(error):
         return f"{error}: {error.filename}"
     return str(error) or type(error).__name__
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Log records to whatever ``sys.stderr`` is now (tests swap it per test)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
+def _log_to_stderr() -> None:
+    """Show the library's progress lines (download, prepare) on stderr, once per process."""
+    logger = logging.getLogger("dynpr")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("dynpr: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,7 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status: 0 on success, 2 for bad arguments or input, 1 for other expected failures (no GPU).
     """
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    _log_to_stderr()
     try:
         {"pagerank": _run_pagerank, "batch": _run_batch, "kahn": _run_kahn}[args.command](args)
     except (FileNotFoundError, ValueError, KeyError) as error:

@@ -32,7 +32,8 @@ class CountMismatchError(ValueError):
     """A prepared graph whose counts differ from the catalog's published ones."""
 
 
-def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, np.ndarray, dict]:
+def build_graph(edges: EdgeData, *, name: str = "graph",
+                self_loops: bool = True) -> tuple[Graph, Temporal | None, np.ndarray, dict]:
     """Deduplicate edges, add a self-loop on every vertex, build CSR and transpose.
 
     Parameters
@@ -45,11 +46,14 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         isolated vertices included.
     name : str
         Used in error messages (file or dataset name).
+    self_loops : bool
+        Add the self-loops the input lacks (the paper's convention); ``False``
+        keeps the input's edges as they are (NetworkX's convention).
 
     Returns
     -------
     graph : Graph
-        With a self-loop on every vertex.
+        With a self-loop on every vertex (unless ``self_loops`` is false).
     temporal : tuple of arrays or None
         ``(src int32, dst int32, time int64)`` in time order, self-loop events
         kept, for temporal input (renumbered ids).
@@ -101,7 +105,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
     # sort (timsort) is a linear merge
     loop_keys = np.arange(n, dtype=np.int64) * (n64 + 1)
     pos = np.minimum(np.searchsorted(keys, loop_keys), len(keys) - 1)
-    missing = loop_keys[keys[pos] != loop_keys]
+    missing = loop_keys[keys[pos] != loop_keys] if self_loops else loop_keys[:0]
     all_keys = np.sort(np.concatenate([keys, missing]), kind="stable")
     graph = Graph.from_keys(all_keys, n)
     temporal = None
@@ -228,12 +232,17 @@ def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
     temporal : tuple of (src int32, dst int32, time int64) or None
         The time-ordered edge list of a temporal graph.
     """
+    return _load_prepared(npz_path)[:2]
+
+
+def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.ndarray]:
     with np.load(npz_path) as data:
         graph = Graph(data["offsets"], data["targets"], data["in_offsets"], data["sources"])
         temporal = None
         if "temporal_src" in data:
             temporal = (data["temporal_src"], data["temporal_dst"], data["temporal_time"])
-    return graph, temporal
+        vertex_ids = data["vertex_ids"] if "vertex_ids" in data else np.arange(graph.num_vertices, dtype=np.int64)
+    return graph, temporal, vertex_ids
 
 
 def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> tuple[Graph, Temporal | None]:
@@ -253,23 +262,72 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
         With a self-loop on every vertex.
     temporal : tuple or None
     """
+    return read_graph_with_ids(graph, results=results)[:2]
+
+
+def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/graphs",
+                        self_loops: bool = True) -> tuple[Graph, Temporal | None, np.ndarray]:
+    """:func:`read_graph`, also returning each vertex's original id.
+
+    Parameters
+    ----------
+    graph, results
+        See :func:`read_graph`.
+    self_loops : bool
+        ``False``: the input's edges as they are, no self-loop added (NetworkX's
+        convention). A prepared ``.npz`` cannot tell added self-loops from the
+        input's, so it is accepted then only when its ``.json`` beside it
+        counts no self-loop in the input; a catalog name is read from its source.
+
+    Returns
+    -------
+    graph : Graph
+    temporal : tuple or None
+    vertex_ids : numpy.ndarray of int64
+        Original id of each vertex (SNAP ids before dense renumbering).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist.
+    ValueError
+        If ``self_loops`` is false for a prepared graph whose input had self-loops
+        (or whose ``.json`` is missing).
+    """
     path = Path(graph)
     if path.is_file():
         if path.suffix == ".npz":
-            return load_prepared(path)
-        built, temporal, _, _ = build_graph(read_edges(path), name=str(path))
-        return built, temporal
+            built, temporal, vertex_ids = _load_prepared(path)
+            if not self_loops:
+                _check_no_input_loops(path)
+                built = built.without_self_loops()
+            return built, temporal, vertex_ids
+        built, temporal, vertex_ids, _ = build_graph(read_edges(path), name=str(path), self_loops=self_loops)
+        return built, temporal, vertex_ids
     if path.suffix in GRAPH_SUFFIXES or len(path.parts) > 1:
         raise FileNotFoundError(f"{graph}: no such file")
     catalog = load_catalog()
     ds = get_dataset(str(graph), catalog)
     prepared = Path(results) / f"{ds.name}.npz"
-    if prepared.is_file():
-        return load_prepared(prepared)
+    if prepared.is_file() and self_loops:
+        return _load_prepared(prepared)
     if ds.kind != "generated" and not ds.source_path.is_file():
         from dynpr.download import fetch_dataset
 
         fetch_dataset(ds)
     edges, _ = read_dataset(ds)
-    built, temporal, _, _ = build_graph(edges, name=ds.name)
-    return built, temporal
+    built, temporal, vertex_ids, _ = build_graph(edges, name=ds.name, self_loops=self_loops)
+    return built, temporal, vertex_ids
+
+
+def _check_no_input_loops(npz_path: Path) -> None:
+    """A prepared graph may lose its self-loops only if its input had none (its .json says)."""
+    stats_path = npz_path.with_suffix(".json")
+    try:
+        loops = json.loads(stats_path.read_text())["distinct_self_loops_in_input"]
+    except (OSError, ValueError, KeyError):
+        raise ValueError(f"{npz_path}: without self-loops needs {stats_path.name} beside it (to tell the "
+                         "input's self-loops from the added ones); give the source graph file instead") from None
+    if loops:
+        raise ValueError(f"{npz_path}: its input had {loops} self-loops, which cannot be told from the added "
+                         "ones; give the source graph file instead")
