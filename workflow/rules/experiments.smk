@@ -1,6 +1,6 @@
 # Experiments of seed 003, section 5: one job per dataset (temporal or random
 # batches, every approach, plus Kahn), then all runs in one summary table.
-# Rerun one dataset: snakemake --cores 1 --forcerun results/runs/CollegeMsg.csv figures
+# Rerun one dataset: snakemake --cores 1 figures --forcerun results/runs/CollegeMsg.csv
 # GPU vs CPU (Fig. 6-8): snakemake --cores 1 compare_backends, then snakemake --cores 1 figures
 # (the summary takes in results/runs/{other backend}/*.csv once they exist).
 
@@ -23,6 +23,8 @@ rule run_experiment:
         "results/benchmarks/run_{dataset}.tsv"
     resources:
         gpu=RUN_GPUS,
+    conda:
+        "../envs/dynpr-gpu.yaml"
     script:
         "../scripts/run_experiment.py"
 
@@ -58,8 +60,10 @@ rule summary:
         run_targets(),
         other_backend_runs(),
     output:
-        "results/summary.csv",
+        report("results/summary.csv", caption="../report/summary.rst", category="Tables"),
     log:
         "results/logs/summary.log",
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/summarize.py"
