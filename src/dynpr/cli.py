@@ -12,6 +12,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from dynpr import APPROACHES
 from dynpr.backend import BACKENDS
 
+_log = logging.getLogger("dynpr.cli")
 SELF_LOOPS_HELP = ("the paper's convention: a self-loop is added on every vertex (no dead ends), which shifts ranks "
                    "from NetworkX's default (L1 0.63 on CollegeMsg); --no-self-loops uses NetworkX's convention instead")
 
@@ -156,7 +158,11 @@ def _run_pagerank(args) -> None:
     options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations)
     backend = resolve_backend(backend_name)
+    started = time.perf_counter()
+    _log.info("reading %s", args.graph)
     graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops)
+    _log.info("read %s: %d vertices, %d edges and %d self-loops in %.1f s", args.graph, graph.num_vertices,
+              *_edge_counts(graph).values(), time.perf_counter() - started)
     tables = []
 
     def run(approach, old, current, batch, index, start, ref, counts, bar):
@@ -265,13 +271,17 @@ class _StderrHandler(logging.StreamHandler):
 
 
 def _log_to_stderr() -> None:
-    """Show the library's progress lines (download, prepare) on stderr, once per process."""
+    """Show the library's progress lines (download, prepare, reading the graph) on stderr.
+
+    Like the progress bars, only on a terminal: piped or captured stderr keeps to
+    the one-line errors scripts parse.
+    """
     logger = logging.getLogger("dynpr")
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("dynpr: %(message)s"))
         logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
+    logger.setLevel(logging.INFO if sys.stderr.isatty() else logging.WARNING)
 
 
 def main(argv: list[str] | None = None) -> int:

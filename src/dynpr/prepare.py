@@ -87,13 +87,14 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         n = len(vertex_ids)
     else:
         n = int(edges.num_vertices)
-        vertex_ids = np.arange(n, dtype=np.int64)
     if max_id >= n and not renumbered:
         raise ValueError(f"{name}: vertex id {max_id} is not below the dimension {n}")
-    if n > MAX_VERTICES:
+    if n > MAX_VERTICES:  # before any array of n entries is allocated
         raise ValueError(
             f"{name}: {n} vertices do not fit int32 vertex ids (at most {MAX_VERTICES})"
         )
+    if not renumbered:
+        vertex_ids = np.arange(n, dtype=np.int64)
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
     seen[dst] = True
