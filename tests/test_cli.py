@@ -43,7 +43,7 @@ def test_static_default(graph_file, capsys, tmp_path):
     assert set(rec["phases"]) == {"partition_ms", "mark_ms", "compute_ms"}
     assert rec["l1_error"] < 1e-8
     table = pd.read_csv(out).sort_values("vertex")
-    np.testing.assert_allclose(table["rank"], pr.reference(graph()), atol=1e-10)
+    np.testing.assert_allclose(table["rank"], pr.reference(graph(), backend="cpu"), atol=1e-10)
 
 
 def test_batches_in_sequence(graph_file, capsys, tmp_path):
@@ -60,16 +60,16 @@ def test_batches_in_sequence(graph_file, capsys, tmp_path):
     assert recs[-1]["edges"] + recs[-1]["self_loops"] == final.num_edges and recs[-1]["insertions"] == 2
     assert all(r["l1_error"] < 1e-5 for r in recs)
     # ND after two batches from the converged base = the independent computation.
-    base = pr.static(graph()).ranks
+    base = pr.static(graph(), backend="cpu").ranks
     g1 = apply_batch(graph(), batches[0])
-    step1 = pr.naive_dynamic(graph(), g1, batches[0], base).ranks
-    step2 = pr.naive_dynamic(g1, final, batches[1], step1).ranks
-    assert recs[7]["l1_error"] == pytest.approx(pr.l1_error(step2, pr.reference(final)), rel=1e-6, abs=1e-15)
+    step1 = pr.naive_dynamic(graph(), g1, batches[0], base, backend="cpu").ranks
+    step2 = pr.naive_dynamic(g1, final, batches[1], step1, backend="cpu").ranks
+    assert recs[7]["l1_error"] == pytest.approx(pr.l1_error(step2, pr.reference(final, backend="cpu")), rel=1e-6, abs=1e-15)
     table = pd.read_csv(tmp_path / "r.csv")
     assert sorted(set(zip(table["batch_index"], table["approach"]))) == [
         (b, a) for b in (0, 1) for a in ("dfp", "dt", "nd")]  # one table per run, repeats once
     last = table[(table["batch_index"] == 1) & (table["approach"] == "dfp")].sort_values("vertex")
-    np.testing.assert_allclose(last["rank"], pr.reference(final), atol=1e-5)
+    np.testing.assert_allclose(last["rank"], pr.reference(final, backend="cpu"), atol=1e-5)
 
 
 def test_batch_then_pagerank(tmp_path, capsys, random_edges):
@@ -93,8 +93,8 @@ def test_batch_then_pagerank(tmp_path, capsys, random_edges):
     assert [r["batch_index"] for r in recs] == [0, 1, 2] and all(r["l1_error"] < 1e-8 for r in recs)
     assert [r["edges"] + r["self_loops"] for r in recs] == [apply_batch(base, b).num_edges for b in batches]
     # ND on batch 2 starts from the base graph's ranks, not from batch 1's
-    start = pr.static(base).ranks
-    expected = pr.naive_dynamic(base, apply_batch(base, batches[2]), batches[2], start)
+    start = pr.static(base, backend="cpu").ranks
+    expected = pr.naive_dynamic(base, apply_batch(base, batches[2]), batches[2], start, backend="cpu")
     assert recs[2]["iterations"] == expected.iterations
 
 
