@@ -64,6 +64,7 @@ def test_no_self_loops_is_networkx_default_with_dangling_vertices(graph_file, tm
 
 @pytest.mark.parametrize("argv, message", [
     (["--no-self-loops", "--backend", "gpu"], "CPU engine only"),
+    (["--no-self-loops", "--batch", "b.npz"], "without --batch"),
     (["--top", "3"], "--top needs --ranks-out"),
     (["--ranks-out", "r.npy"], "must end in"),
 ])

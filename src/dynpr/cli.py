@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--top", type=_positive_int, metavar="K", help="with --ranks-out: only the K highest ranks of each run")
     pr.add_argument("--no-self-loops", dest="self_loops", action="store_false",
                     help="NetworkX's convention: no self-loop added, dangling vertices' rank spread over all "
-                         "vertices; static and nd only, CPU engine only (auto picks the CPU)")
+                         "vertices; Static without --batch, on the CPU engine (auto picks it)")
     pr.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
     pr.add_argument("--tolerance", type=float, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
     pr.add_argument("--frontier-tolerance", type=float, default=1e-6, help="DF/DF-P expansion tolerance (default 1e-6)")
@@ -147,10 +147,9 @@ def _run_pagerank(args) -> None:
         ranks.check_table_path(args.ranks_out)
     backend_name = args.backend
     if not args.self_loops:
-        unsupported = [a for a in approaches if a not in ("static", "nd")]
-        if unsupported:
-            raise ValueError(f"--no-self-loops runs static and nd only, not {', '.join(unsupported)} "
-                             "(their marking and DF-P's closed form assume a self-loop on every vertex)")
+        if args.batch:
+            raise ValueError("--no-self-loops runs Static on GRAPH only, without --batch (applying a batch adds "
+                             "the paper's self-loops, and DT/DF/DF-P assume them)")
         if backend_name == "gpu":
             raise ValueError("--no-self-loops runs on the CPU engine only (the GPU kernels assume a self-loop "
                              "on every vertex); use --backend cpu or auto")
