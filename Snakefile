@@ -1,5 +1,9 @@
-# dynpr: the evaluation of seed 003 from public graph data to figures.
-# `snakemake --cores 1 figures` is the main job; see README.md.
+# dynpr: the evaluation of "Efficient GPU Implementation of Static and Incrementally Expanding
+# DF-P PageRank for Dynamic Graphs" (Sahu 2024) from public graph data to figures.
+# `snakemake --cores 1 figures` is the main job; see README.md and docs/config.md.
+
+import os
+import sys
 
 from snakemake.utils import min_version, validate
 
@@ -28,6 +32,15 @@ validate(config, "workflow/schemas/config.schema.yaml")
 # what the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs
 _check_config_values()
 
+# Jobs import dynpr from this checkout, also inside the per-rule conda environments
+# (--use-conda; workflow/envs/*.yaml hold its dependencies, not dynpr itself).
+os.environ.update(PYTHONPATH=os.pathsep.join(
+    p for p in (os.path.join(workflow.basedir, "src"), os.environ.get("PYTHONPATH")) if p
+))
+
+
+report: "workflow/report/workflow.rst"
+
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
@@ -37,7 +50,26 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/bench.smk"
 
 
+# Cheap rules run in the main Snakemake process, never as cluster jobs; download too,
+# since cluster nodes often have no internet access.
+localrules:
+    figures,
+    compare_backends,
+    all_batches,
+    summary,
+    claims,
+    plot_summary,
+    plot_bench,
+    plot_temporal_per_batch,
+    download,
+
+
+onstart:
+    if SKIPPED_FIGURES:
+        print(f"dynpr: figures skipped: {SKIPPED_FIGURES}", file=sys.stderr)
+
+
 rule figures:
     default_target: True
     input:
-        figure_targets(),
+        default_targets(),

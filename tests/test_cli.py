@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dynpr import pagerank as pr
@@ -33,15 +34,16 @@ def records(capsys) -> list[dict]:
 
 
 def test_static_default(graph_file, capsys, tmp_path):
-    out = tmp_path / "ranks.npy"
+    out = tmp_path / "ranks.csv"
     assert main(["pagerank", str(graph_file), "--backend", "cpu", "--reference", "--ranks-out", str(out)]) == 0
     (rec,) = records(capsys)
     assert rec["approach"] == "static" and rec["backend"] == "cpu"
-    assert rec["vertices"] == 7 and rec["edges"] == len(EDGES) + 7
+    assert rec["vertices"] == 7 and rec["edges"] == len(EDGES) and rec["self_loops"] == 7
     assert rec["batch_index"] is None and rec["iterations"] > 1
     assert set(rec["phases"]) == {"partition_ms", "mark_ms", "compute_ms"}
     assert rec["l1_error"] < 1e-8
-    np.testing.assert_allclose(np.load(out), pr.reference(graph()), atol=1e-10)
+    table = pd.read_csv(out).sort_values("vertex")
+    np.testing.assert_allclose(table["rank"], pr.reference(graph(), backend="cpu"), atol=1e-10)
 
 
 def test_batches_in_sequence(graph_file, capsys, tmp_path):
@@ -49,21 +51,25 @@ def test_batches_in_sequence(graph_file, capsys, tmp_path):
     batch_file = tmp_path / "b.npz"
     write_batches(batch_file, batches, made_for=graph(), dataset="tiny")
     argv = ["pagerank", str(graph_file), "--batch", str(batch_file), "--backend", "cpu", "--reference",
-            "--approach", "nd,dt", "--approach", "dfp", "--repeat", "2", "--ranks-out", str(tmp_path / "r.npy")]
+            "--approach", "nd,dt", "--approach", "dfp", "--repeat", "2", "--ranks-out", str(tmp_path / "r.csv")]
     assert main(argv) == 0
     recs = records(capsys)
     assert [(r["batch_index"], r["approach"], r["repeat"]) for r in recs] == [
         (b, a, k) for b in (0, 1) for a in ("nd", "dt", "dfp") for k in (0, 1)]
     final = apply_batch(apply_batch(graph(), batches[0]), batches[1])
-    assert recs[-1]["edges"] == final.num_edges and recs[-1]["insertions"] == 2
+    assert recs[-1]["edges"] + recs[-1]["self_loops"] == final.num_edges and recs[-1]["insertions"] == 2
     assert all(r["l1_error"] < 1e-5 for r in recs)
     # ND after two batches from the converged base = the independent computation.
-    base = pr.static(graph()).ranks
+    base = pr.static(graph(), backend="cpu").ranks
     g1 = apply_batch(graph(), batches[0])
-    step1 = pr.naive_dynamic(graph(), g1, batches[0], base).ranks
-    step2 = pr.naive_dynamic(g1, final, batches[1], step1).ranks
-    assert recs[7]["l1_error"] == pytest.approx(pr.l1_error(step2, pr.reference(final)), rel=1e-6, abs=1e-15)
-    np.testing.assert_allclose(np.load(tmp_path / "r.npy"), pr.reference(final), atol=1e-5)
+    step1 = pr.naive_dynamic(graph(), g1, batches[0], base, backend="cpu").ranks
+    step2 = pr.naive_dynamic(g1, final, batches[1], step1, backend="cpu").ranks
+    assert recs[7]["l1_error"] == pytest.approx(pr.l1_error(step2, pr.reference(final, backend="cpu")), rel=1e-6, abs=1e-15)
+    table = pd.read_csv(tmp_path / "r.csv")
+    assert sorted(set(zip(table["batch_index"], table["approach"]))) == [
+        (b, a) for b in (0, 1) for a in ("dfp", "dt", "nd")]  # one table per run, repeats once
+    last = table[(table["batch_index"] == 1) & (table["approach"] == "dfp")].sort_values("vertex")
+    np.testing.assert_allclose(last["rank"], pr.reference(final, backend="cpu"), atol=1e-5)
 
 
 def test_batch_then_pagerank(tmp_path, capsys, random_edges):
@@ -85,10 +91,10 @@ def test_batch_then_pagerank(tmp_path, capsys, random_edges):
                  "--reference"]) == 0
     recs = records(capsys)
     assert [r["batch_index"] for r in recs] == [0, 1, 2] and all(r["l1_error"] < 1e-8 for r in recs)
-    assert [r["edges"] for r in recs] == [apply_batch(base, b).num_edges for b in batches]
+    assert [r["edges"] + r["self_loops"] for r in recs] == [apply_batch(base, b).num_edges for b in batches]
     # ND on batch 2 starts from the base graph's ranks, not from batch 1's
-    start = pr.static(base).ranks
-    expected = pr.naive_dynamic(base, apply_batch(base, batches[2]), batches[2], start)
+    start = pr.static(base, backend="cpu").ranks
+    expected = pr.naive_dynamic(base, apply_batch(base, batches[2]), batches[2], start, backend="cpu")
     assert recs[2]["iterations"] == expected.iterations
 
 
@@ -106,7 +112,7 @@ def test_batch_file_of_another_graph_is_refused(tmp_path, capsys, graph_file):
 def test_kahn(graph_file, capsys, tmp_path):
     assert main(["kahn", str(graph_file), "--backend", "cpu"]) == 0
     (rec,) = records(capsys)
-    assert rec["is_dag"] is False and rec["edges"] == len(EDGES)
+    assert rec["is_dag"] is False and rec["edges"] == len(EDGES) and rec["self_loops"] == 0
     # 6 -> 0 -> 1 -> 6 is a cycle and everything is downstream of it or of 3->4->5->3.
     assert rec["processed"] == 0 and rec["remaining"] == 7
     dag = tmp_path / "dag.txt"

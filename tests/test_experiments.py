@@ -59,7 +59,7 @@ def temporal_case():
 
 def test_temporal_rows_follow_ranks_carried_from_batch_to_batch():
     base, sequences = temporal_case()
-    rows = experiments.run_batches("temporal", "t", base, sequences, APPROACHES, OPTIONS, repeat=2, commit="c0")
+    rows = experiments.run_batches("temporal", "t", base, sequences, APPROACHES, OPTIONS, repeat=2, commit="c0", backend="cpu")
     df = to_frame(rows)
     assert list(df.columns) == list(COLUMNS)
     assert len(df) == 2 * 3 * 5 * 2  # fractions x batches x approaches x repeats
@@ -67,12 +67,12 @@ def test_temporal_rows_follow_ranks_carried_from_batch_to_batch():
     assert set(df["experiment"]) == {"temporal"} and set(df["git_commit"]) == {"c0"}
     # Oracle: the same sequence done by hand, each approach continuing from its own ranks.
     for f, seq in sequences.items():
-        old, prev = base, {a: static(base, OPTIONS).ranks for a in APPROACHES}
+        old, prev = base, {a: static(base, OPTIONS, backend="cpu").ranks for a in APPROACHES}
         for i, b in enumerate(seq):
             new = apply_batch(old, b)
-            ref = reference(new, OPTIONS)
+            ref = reference(new, OPTIONS, backend="cpu")
             for a in APPROACHES:
-                res = update(a, old, new, b, prev[a], OPTIONS)
+                res = update(a, old, new, b, prev[a], OPTIONS, backend="cpu")
                 prev[a] = res.ranks
                 got = df[(df.batch_fraction == f) & (df.batch_index == i) & (df.approach == a)]
                 assert (got["iterations"] == res.iterations).all(), (f, i, a)
@@ -83,7 +83,7 @@ def test_temporal_rows_follow_ranks_carried_from_batch_to_batch():
 
 def test_temporal_dynamic_approaches_need_fewer_iterations_than_static():
     base, sequences = temporal_case()
-    df = to_frame(experiments.run_batches("temporal", "t", base, sequences, ["static", "nd"], OPTIONS))
+    df = to_frame(experiments.run_batches("temporal", "t", base, sequences, ["static", "nd"], OPTIONS, backend="cpu"))
     it = df.groupby("approach")["iterations"].mean()
     assert it["nd"] < it["static"]
 
@@ -93,15 +93,15 @@ def test_random_rows_start_every_approach_from_the_base_ranks():
     graph = random_graph(seed=5)
     batches = {1e-2: [mixed(graph, 4, 1, rng), mixed(graph, 4, 1, rng)], 1e-1: [mixed(graph, 12, 3, rng)]}
     logged = []
-    df = to_frame(experiments.run_batches("random", "r", graph, batches, APPROACHES, OPTIONS, log=logged.append, commit="c"))
+    df = to_frame(experiments.run_batches("random", "r", graph, batches, APPROACHES, OPTIONS, log=logged.append, commit="c", backend="cpu"))
     assert len(df) == (2 + 1) * 5
-    base = static(graph, OPTIONS).ranks
+    base = static(graph, OPTIONS, backend="cpu").ranks
     for f, seq in batches.items():
         for i, b in enumerate(seq):
             new = apply_batch(graph, b)
-            ref = reference(new, OPTIONS)
+            ref = reference(new, OPTIONS, backend="cpu")
             for a in APPROACHES:
-                res = update(a, graph, new, b, base, OPTIONS)
+                res = update(a, graph, new, b, base, OPTIONS, backend="cpu")
                 got = df[(df.batch_fraction == f) & (df.batch_index == i) & (df.approach == a)].iloc[0]
                 assert got["iterations"] == res.iterations and got["affected"] == res.affected
                 assert got["l1_error"] == pytest.approx(l1_error(res.ranks, ref), rel=1e-12)
@@ -113,18 +113,18 @@ def test_random_rows_start_every_approach_from_the_base_ranks():
 
 def test_unknown_experiment_is_an_error():
     with pytest.raises(ValueError, match="experiment must be 'temporal' or 'random', got 'kahn'"):
-        experiments.run_batches("kahn", "k", random_graph(), {}, APPROACHES, OPTIONS, commit="c")
+        experiments.run_batches("kahn", "k", random_graph(), {}, APPROACHES, OPTIONS, commit="c", backend="cpu")
 
 
 def test_kahn_rows_on_a_dag_and_on_a_cycle():
     # DAG 0->1->2->3, 0->2: 4 levels; self-loops added by from_edges are removed by run_kahn.
     dag = Graph.from_edges(np.array([0, 1, 2, 0]), np.array([1, 2, 3, 2]), 5)
-    r = to_frame(experiments.run_kahn("d", dag, repeat=2, commit="c"))
+    r = to_frame(experiments.run_kahn("d", dag, repeat=2, commit="c", backend="cpu"))
     assert len(r) == 2 and set(r["experiment"]) == {"kahn"} and set(r["approach"]) == {"kahn"}
     assert list(r["iterations"]) == [4, 4] and list(r["affected"]) == [5, 5]
     assert list(r["edges"]) == [4, 4]
     cyc = Graph.from_edges(np.array([0, 1, 2, 3]), np.array([1, 2, 1, 0]), 4)  # 1<->2 cycle
-    r = to_frame(experiments.run_kahn("c", cyc, commit="c"))
+    r = to_frame(experiments.run_kahn("c", cyc, commit="c", backend="cpu"))
     # 3 has no in-edge, then 0 (its only in-edge is from 3); 1 and 2 stay on the cycle
     assert (r.loc[0, "affected"], r.loc[0, "iterations"], r.loc[0, "vertices"]) == (2, 2, 4)
 

@@ -43,7 +43,7 @@ def test_random_dag(seed):
     graph = random_dag(300, 1500, seed)
     nxg = to_networkx(graph)
     assert nx.is_directed_acyclic_graph(nxg)
-    result = kahn(graph)
+    result = kahn(graph, backend="cpu")
     assert result.is_dag and result.processed == 300
     assert result.levels == len(list(nx.topological_generations(nxg)))
     assert result.remaining.dtype == np.int32 and result.remaining.size == 0
@@ -59,7 +59,7 @@ def test_cyclic_graph(seed):
     back_src, back_dst = rng.integers(0, 300, 3), rng.integers(0, 300, 3)
     graph = Graph.from_edges(np.concatenate([src, back_src]), np.concatenate([dst, back_dst]), 300, self_loops=False)
     nxg = to_networkx(graph)
-    result = kahn(graph)
+    result = kahn(graph, backend="cpu")
     assert result.is_dag == nx.is_directed_acyclic_graph(nxg)
     assert result.remaining.tolist() == expected_remaining(nxg)
     assert result.processed == 300 - len(result.remaining)
@@ -67,17 +67,17 @@ def test_cyclic_graph(seed):
 
 def test_self_loops_are_cycles():
     graph = Graph.from_edges([0, 1], [1, 2], 3)  # self-loop on every vertex
-    result = kahn(graph)
+    result = kahn(graph, backend="cpu")
     assert not result.is_dag and result.processed == 0 and result.levels == 0
     assert result.remaining.tolist() == [0, 1, 2]
-    clean = kahn(graph.without_self_loops())
+    clean = kahn(graph.without_self_loops(), backend="cpu")
     assert clean.is_dag and clean.levels == 3
 
 
 def test_deep_path_and_isolated_vertices():
     n = 5000
     graph = Graph.from_edges(np.arange(n - 1), np.arange(1, n), n + 2, self_loops=False)
-    result = kahn(graph)
+    result = kahn(graph, backend="cpu")
     assert result.is_dag and result.processed == n + 2 and result.levels == n
 
 
@@ -85,7 +85,7 @@ def test_multi_edges_decrement_once_per_edge():
     # Graph.from_edges deduplicates, so build the CSR by hand with a repeated edge 0->1.
     graph = Graph(np.array([0, 2, 2]), np.array([1, 1], dtype=np.int32),
                   np.array([0, 0, 2]), np.array([0, 0], dtype=np.int32))
-    result = kahn(graph)
+    result = kahn(graph, backend="cpu")
     assert result.is_dag and result.levels == 2
 
 

@@ -34,7 +34,7 @@ def random_graph(n: int, m: int, seed: int) -> Graph:
 
 def test_textbook_oracle():
     g = Graph.from_edges([0, 0, 1, 2, 3, 3, 4], [1, 2, 2, 0, 0, 4, 2], 5)
-    result = pr.static(g)
+    result = pr.static(g, backend="cpu")
     np.testing.assert_allclose(result.ranks, closed_form(g), rtol=0, atol=1e-10)
     assert result.iterations > 10
     assert result.affected == 5
@@ -46,13 +46,13 @@ def test_textbook_oracle():
 def test_directed_cycle_uniform():
     n = 7
     g = Graph.from_edges(np.arange(n), (np.arange(n) + 1) % n, n)
-    result = pr.static(g)
+    result = pr.static(g, backend="cpu")
     np.testing.assert_allclose(result.ranks, 1 / n, rtol=0, atol=1e-15)
     assert result.iterations == 1  # already the fixed point: Delta R = 0 after one iteration
 
 
 def test_single_vertex():
-    result = pr.static(Graph.from_edges([], [], 1))
+    result = pr.static(Graph.from_edges([], [], 1), backend="cpu")
     assert result.ranks.tolist() == [1.0]
 
 
@@ -60,7 +60,7 @@ def test_disconnected_components():
     # Two copies of one small graph, side by side: equal ranks on both copies, half the mass each.
     src, dst = np.array([0, 1, 1, 2]), np.array([1, 2, 0, 0])
     g = Graph.from_edges(np.concatenate([src, src + 3]), np.concatenate([dst, dst + 3]), 6)
-    ranks = pr.static(g).ranks
+    ranks = pr.static(g, backend="cpu").ranks
     np.testing.assert_allclose(ranks[:3], ranks[3:], rtol=0, atol=1e-15)
     np.testing.assert_allclose(ranks, closed_form(g), rtol=0, atol=1e-10)
     assert ranks[:3].sum() == pytest.approx(0.5, abs=1e-10)
@@ -70,14 +70,14 @@ def test_complete_graph_equal_ranks():
     n = 6
     u, v = np.meshgrid(np.arange(n), np.arange(n))
     g = Graph.from_edges(u.ravel(), v.ravel(), n)
-    np.testing.assert_allclose(pr.static(g).ranks, 1 / n, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(pr.static(g, backend="cpu").ranks, 1 / n, rtol=0, atol=1e-15)
 
 
 def test_star_centre_highest():
     n = 9
     leaves = np.arange(1, n)
     g = Graph.from_edges(leaves, np.zeros(n - 1, dtype=int), n)
-    ranks = pr.static(g).ranks
+    ranks = pr.static(g, backend="cpu").ranks
     assert ranks[0] > ranks[1:].max()
     np.testing.assert_allclose(ranks[1:], ranks[1], rtol=0, atol=1e-15)
     np.testing.assert_allclose(ranks, closed_form(g), rtol=0, atol=1e-10)
@@ -92,7 +92,7 @@ def test_agrees_with_networkx(seed):
     nxg.add_edges_from(zip(src.tolist(), dst.tolist()))
     expected = nx.pagerank(nxg, alpha=0.85, tol=1e-14, max_iter=1000)
     expected = np.array([expected[v] for v in range(g.num_vertices)])
-    ranks = pr.reference(g)
+    ranks = pr.reference(g, backend="cpu")
     # networkx stops at an L1 change of n * tol, so it is itself only ~1e-11 accurate.
     np.testing.assert_allclose(ranks, expected, rtol=0, atol=1e-10)
     assert ranks.sum() == pytest.approx(1.0, abs=1e-9)
@@ -100,19 +100,19 @@ def test_agrees_with_networkx(seed):
 
 def test_static_initial_and_tolerance():
     g = random_graph(200, 800, 3)
-    ref = pr.reference(g)
-    assert pr.l1_error(pr.static(g).ranks, ref) < 1e-8
-    warm = pr.static(g, initial=ref)
+    ref = pr.reference(g, backend="cpu")
+    assert pr.l1_error(pr.static(g, backend="cpu").ranks, ref) < 1e-8
+    warm = pr.static(g, initial=ref, backend="cpu")
     assert warm.iterations <= 2
-    loose = pr.static(g, PageRankOptions(tolerance=1e-3))
-    assert loose.iterations < pr.static(g).iterations
+    loose = pr.static(g, PageRankOptions(tolerance=1e-3), backend="cpu")
+    assert loose.iterations < pr.static(g, backend="cpu").iterations
 
 
 def dynamic_case(n=400, m=2400, fraction=0.01, seed=7):
     old = random_graph(n, m, seed)
     batch = random_batch(old, fraction, 0.8, np.random.default_rng(seed))
     new = apply_batch(old, batch)
-    return old, new, batch, pr.reference(old), pr.reference(new)
+    return old, new, batch, pr.reference(old, backend="cpu"), pr.reference(new, backend="cpu")
 
 
 # A 1% batch of a 400-vertex graph reaches nearly every vertex: DF-P's pruning at
@@ -120,7 +120,7 @@ def dynamic_case(n=400, m=2400, fraction=0.01, seed=7):
 @pytest.mark.parametrize("approach,bound", [("static", 1e-8), ("nd", 1e-8), ("dt", 1e-8), ("df", 1e-6), ("dfp", 1e-5)])
 def test_dynamic_error_vs_reference(approach, bound):
     old, new, batch, previous, ref = dynamic_case()
-    result = pr.update(approach, old, new, batch, previous)
+    result = pr.update(approach, old, new, batch, previous, backend="cpu")
     assert result.approach == approach
     assert pr.l1_error(result.ranks, ref) < bound
     # The update changed something, so the stale ranks must be much worse.
@@ -130,7 +130,7 @@ def test_dynamic_error_vs_reference(approach, bound):
 @pytest.mark.parametrize("approach,tol", [("static", 1e-9), ("nd", 1e-9), ("dt", 1e-9), ("df", 1e-6), ("dfp", 1e-5)])
 def test_ranks_sum_to_one(approach, tol):
     old, new, batch, previous, _ = dynamic_case(seed=11)
-    assert pr.update(approach, old, new, batch, previous).ranks.sum() == pytest.approx(1.0, abs=tol)
+    assert pr.update(approach, old, new, batch, previous, backend="cpu").ranks.sum() == pytest.approx(1.0, abs=tol)
 
 
 @pytest.mark.parametrize("approach", ["df", "dfp"])
@@ -147,8 +147,8 @@ def test_frontier_tiny_batch(approach):
     keep = (del_src != del_dst) & (del_src < size)
     batch = Batch(del_src[keep][:1], del_dst[keep][:1], [3, 4, 5], [40, 41, 42])
     new = apply_batch(old, batch)
-    previous, ref = pr.reference(old), pr.reference(new)
-    result = pr.update(approach, old, new, batch, previous)
+    previous, ref = pr.reference(old, backend="cpu"), pr.reference(new, backend="cpu")
+    result = pr.update(approach, old, new, batch, previous, backend="cpu")
     assert pr.l1_error(result.ranks, ref) < 1e-6
     assert result.affected <= size
     assert pr.l1_error(previous, ref) > 1e-4
@@ -160,25 +160,25 @@ def test_named_functions_match_update():
                      ("dfp", pr.dynamic_frontier_pruned)]:
         result = fn(old, new, batch, previous)
         assert result.approach == name  # each name runs its own code, not a neighbour's
-        np.testing.assert_array_equal(result.ranks, pr.update(name, old, new, batch, previous).ranks)
-    np.testing.assert_array_equal(pr.static(new).ranks, pr.update("static", old, new, batch, previous).ranks)
+        np.testing.assert_array_equal(result.ranks, pr.update(name, old, new, batch, previous, backend="cpu").ranks)
+    np.testing.assert_array_equal(pr.static(new, backend="cpu").ranks, pr.update("static", old, new, batch, previous, backend="cpu").ranks)
 
 
 def test_dfp_with_zero_prune_tolerance_stays_close_to_df():
     # tau_p = 0 still prunes vertices whose change is exactly 0, and DF-P uses the
     # closed form (Eq. 2), so the two agree closely rather than exactly.
     old, new, batch, previous, ref = dynamic_case(seed=13)
-    df = pr.dynamic_frontier(old, new, batch, previous)
-    dfp = pr.dynamic_frontier_pruned(old, new, batch, previous, replace(OPTS, prune_tolerance=0.0))
+    df = pr.dynamic_frontier(old, new, batch, previous, backend="cpu")
+    dfp = pr.dynamic_frontier_pruned(old, new, batch, previous, replace(OPTS, prune_tolerance=0.0), backend="cpu")
     assert pr.l1_error(dfp.ranks, df.ranks) < 1e-7
     assert dfp.affected >= df.affected * 0.9
 
 
 def test_empty_batch_keeps_ranks():
     g = random_graph(100, 400, 2)
-    ref = pr.reference(g)
+    ref = pr.reference(g, backend="cpu")
     for approach in ("dt", "df", "dfp"):
-        result = pr.update(approach, g, g, Batch.empty(), ref)
+        result = pr.update(approach, g, g, Batch.empty(), ref, backend="cpu")
         assert result.affected == 0 and result.iterations == 1
         np.testing.assert_array_equal(result.ranks, ref)
 
@@ -252,9 +252,9 @@ def test_matches_literal_algorithm(approach, share, monkeypatch):
     old = random_graph(150, 300, 21)  # sparse, so DT does not reach everything
     batch = random_batch(old, 0.02, 0.8, np.random.default_rng(3))
     new = apply_batch(old, batch)
-    previous = pr.reference(old)
+    previous = pr.reference(old, backend="cpu")
     ranks, iterations, affected = literal(approach, old, new, batch, previous)
-    result = pr.update(approach, old, new, batch, previous)
+    result = pr.update(approach, old, new, batch, previous, backend="cpu")
     np.testing.assert_allclose(result.ranks, ranks, rtol=1e-13, atol=0)
     assert result.iterations == iterations
     assert result.affected == affected
@@ -264,11 +264,11 @@ def test_matches_literal_algorithm(approach, share, monkeypatch):
 def test_invalid_inputs():
     g = random_graph(20, 40, 1)
     with pytest.raises(ValueError, match="approach"):
-        pr.update("pagerank", g, g, Batch.empty(), np.full(20, 0.05))
+        pr.update("pagerank", g, g, Batch.empty(), np.full(20, 0.05), backend="cpu")
     with pytest.raises(ValueError, match="shape"):
-        pr.naive_dynamic(g, g, Batch.empty(), np.ones(19))
+        pr.naive_dynamic(g, g, Batch.empty(), np.ones(19), backend="cpu")
     with pytest.raises(ValueError, match="batch del_dst: vertex id 25 is outside 0..19"):
-        pr.dynamic_frontier(g, g, Batch([0], [25], [], []), np.full(20, 0.05))
+        pr.dynamic_frontier(g, g, Batch([0], [25], [], []), np.full(20, 0.05), backend="cpu")
     with pytest.raises(ValueError, match="backend"):
         pr.static(g, backend="tpu")
     with pytest.raises(ValueError, match="shape"):

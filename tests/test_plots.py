@@ -1,8 +1,13 @@
-"""Figures render from a small synthetic summary (and benchmark) table."""
+"""Figures render from a small synthetic summary (and benchmark) table, and read in grey print."""
 
+import itertools
+
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.transforms import Bbox
 
 from dynpr import plots
 from dynpr.results import make_row, to_frame
@@ -118,3 +123,95 @@ def test_static_comparison_keeps_every_variant_distinct():
     handles, labels = fig.axes[0].get_legend_handles_labels()
     looks = {(tuple(h.patches[0].get_facecolor()), h.patches[0].get_hatch()) for h in handles}
     assert labels == [f"GPU {v}" for v in variants] and len(looks) == len(variants)
+
+
+def grey(fig) -> np.ndarray:
+    """The figure rendered and converted to luminance in [0, 1] (ITU-R BT.601), as grey print shows it."""
+    fig.canvas.draw()
+    rgba = np.asarray(fig.canvas.buffer_rgba(), dtype=float) / 255
+    return rgba[..., :3] @ np.array([0.299, 0.587, 0.114])
+
+
+def series_pixels(fig, image, ax, container) -> np.ndarray:
+    """Grey values inside the tallest bar of a bar container (2 px in from its edges)."""
+    bar = max(container.patches, key=lambda p: np.nan_to_num(p.get_height()))
+    # a log-axis bar starts at 0, far below the axes: keep the part inside them
+    box = Bbox.intersection(bar.get_window_extent(fig.canvas.get_renderer()), ax.get_window_extent())
+    height = image.shape[0]
+    rows = slice(int(height - box.y1) + 2, int(height - box.y0) - 2)
+    cols = slice(int(box.x0) + 2, int(box.x1) - 2)
+    return image[rows, cols].ravel()
+
+
+def grey_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean gap between the two grey-value distributions (their quantiles): 0 = same shade and texture."""
+    q = np.linspace(0, 1, 101)
+    return float(np.abs(np.quantile(a, q) - np.quantile(b, q)).mean())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: plots.temporal_runtime_error(synthetic_summary()),
+    lambda: plots.kahn(synthetic_summary(("gpu", "cpu"))),
+])
+def test_every_bar_series_reads_apart_in_grey(make):
+    fig = make()
+    image = grey(fig)
+    ax = fig.axes[0]
+    pixels = {c.get_label(): series_pixels(fig, image, ax, c) for c in ax.containers}
+    assert len(pixels) >= 2
+    for (a, pa), (b, pb) in itertools.combinations(pixels.items(), 2):
+        assert grey_distance(pa, pb) > 0.05, f"{a} and {b} look alike in grey"
+    # the check can fail: without hatching ND and DT are one grey (Okabe-Ito orange and sky blue)
+    if "ND" in pixels:
+        flat = plt.figure()
+        flat_ax = flat.add_subplot()
+        for a in ("nd", "dt"):
+            flat_ax.bar([a], [1.0], color=plots.STYLE[a][1], label=plots.STYLE[a][0])
+        flat_image = grey(flat)
+        nd, dt = (series_pixels(flat, flat_image, flat_ax, c) for c in flat_ax.containers)
+        assert grey_distance(nd, dt) < 0.05
+        plt.close(flat)
+    plt.close(fig)
+
+
+def texts(fig):
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.mark.parametrize("name,kwargs", CASES)
+def test_text_is_legible_and_ticks_plain(name, kwargs):
+    fig = plots.SUMMARY_FIGURES[name](synthetic_summary(("gpu", "cpu")), **kwargs)
+    fig.canvas.draw()
+    small = [(t.get_text(), t.get_fontsize()) for t in texts(fig) if t.get_fontsize() < plots.MIN_FONT]
+    assert not small
+    ticks = [t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    assert not [t for t in ticks if "$" in t or "times" in t or "^" in t]  # no 3×10⁰ mathtext
+    plt.close(fig)
+
+
+def test_speedup_labels_do_not_overlap_each_other_or_leave_the_axes():
+    fig = plots.temporal_runtime_error(synthetic_summary())
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().endswith("×")]
+    assert len(boxes) == 2 * 4  # two batch sizes, four approaches beside Static
+    assert not [(a, b) for a, b in itertools.combinations(boxes, 2) if a.overlaps(b)]
+    inside = ax.get_window_extent(renderer)
+    assert all(b.y1 <= inside.y1 and b.x0 >= inside.x0 - 1 and b.x1 <= inside.x1 + 1 for b in boxes)
+    plt.close(fig)
+
+
+def test_coincident_lines_and_empty_batches_are_said():
+    df = synthetic_summary()
+    dt = df["approach"] == "dt"
+    nd = df[df["approach"] == "nd"].set_index(["dataset", "batch_fraction", "batch_index"])["l1_error"]
+    keys = pd.MultiIndex.from_frame(df.loc[dt, ["dataset", "batch_fraction", "batch_index"]])
+    df.loc[dt, "l1_error"] = nd.reindex(keys).to_numpy()  # DT's errors = ND's: drawn on top of each other
+    empty = (df["dataset"] == "A") & (df["batch_index"] == 1) & (df["experiment"] == "temporal")
+    df.loc[empty, ["insertions", "deletions"]] = 0
+    fig = plots.temporal_per_batch(df, "A")
+    titles = [ax.get_title() for ax in fig.axes]
+    assert any("overlapping: ND = DT" in t for t in titles)
+    assert sum("1 of 3 batches add no new edge" in t for t in titles) == 4  # both batch sizes, both panels
+    assert "batch with no new edge" in [t.get_text() for t in fig.legends[0].get_texts()]
+    plt.close(fig)

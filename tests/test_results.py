@@ -23,8 +23,26 @@ def test_columns_are_the_design_contract():
     assert COLUMNS == (
         "dataset", "experiment", "approach", "backend", "device", "batch_fraction", "batch_index", "repeat",
         "deletions", "insertions", "vertices", "edges", "iterations", "converged", "time_ms", "l1_error", "partition_ms",
-        "mark_ms", "compute_ms", "affected", "variant", "git_commit", "timestamp")
+        "mark_ms", "compute_ms", "affected", "variant", "git_commit", "timestamp",
+        "python", "numpy", "scipy", "cupy", "cuda_runtime", "cuda_driver")
     assert set(DTYPES) == set(COLUMNS)
+
+
+def test_rows_record_library_versions_and_old_files_still_read(tmp_path):
+    import platform
+
+    import scipy
+
+    r = row()
+    assert r["python"] == platform.python_version() and r["numpy"] == np.__version__
+    assert r["scipy"] == scipy.__version__
+    if r["cuda_runtime"]:
+        assert r["cupy"] and r["cuda_runtime"].count(".") == 1
+    old = to_frame([r]).drop(columns=["python", "cupy"])  # a runs file from before the version columns
+    path = tmp_path / "old.csv"
+    old.to_csv(path, index=False)
+    back = read_csv(path)
+    assert back.loc[0, "python"] == "" and back.loc[0, "numpy"] == np.__version__
 
 
 def test_make_row_fills_optional_columns_and_rejects_bad_ones():

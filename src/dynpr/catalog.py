@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlparse
@@ -85,9 +86,12 @@ def repo_root() -> Path:
 def _default_catalog_path() -> Path:
     # Inside the repository the relative default works; elsewhere (e.g. the CLI run
     # from another folder) fall back to the checkout the package was installed from.
+    # A regular (non-editable) install has no checkout: pyproject's data-files put the
+    # catalog, its embedded graphs and the schemas under <prefix>/share/dynpr.
     if DEFAULT_CATALOG.is_file():
         return DEFAULT_CATALOG
-    return repo_root() / DEFAULT_CATALOG
+    checkout = repo_root() / DEFAULT_CATALOG
+    return checkout if checkout.is_file() else Path(sys.prefix) / "share" / "dynpr" / DEFAULT_CATALOG
 
 
 def _read_lock(path: Path) -> dict[str, dict]:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import re
 import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +25,10 @@ import numpy as np
 from dynpr import APPROACHES
 from dynpr.backend import BACKENDS
 from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
+
+_log = logging.getLogger("dynpr.cli")
+SELF_LOOPS_HELP = ("the paper's convention: a self-loop is added on every vertex (no dead ends), which shifts ranks "
+                   "from NetworkX's default (L1 0.63 on CollegeMsg); --no-self-loops uses NetworkX's convention instead")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,6 +90,13 @@ def _number(low: float, high: float = math.inf, *, low_open: bool = False, high_
 _TOLERANCE = _number(0)
 
 
+def _version() -> str:
+    try:
+        return version("dynpr")
+    except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``dynpr`` (subcommands ``pagerank``, ``batch`` and ``kahn``).
 
@@ -91,9 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
     """
     parser = _Parser(prog="dynpr", description="PageRank on dynamic graphs (Static, ND, DT, DF, DF-P) and Kahn cycle detection.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    pr = sub.add_parser("pagerank", help="run PageRank approaches on a graph and, optionally, a batch file")
+    pr = sub.add_parser("pagerank", help="run PageRank approaches on a graph and, optionally, a batch file",
+                        description="Run PageRank approaches; one JSON object per run on stdout. Ranks follow "
+                                    + SELF_LOOPS_HELP + ". In the JSON, edges counts the graph's edges without "
+                                    "self-loops and self_loops the self-loops of the graph run on, as in kahn.")
     pr.add_argument("graph", help="catalog name or graph file (.txt, .txt.gz, .mtx, .mtx.gz, .tar.gz, prepared .npz)")
     pr.add_argument("--batch", help="batch file (.npz): random batches (dynpr batch, results/batches/*/random_*) "
                                      "each update GRAPH; others, e.g. temporal slices on their base graph, "
@@ -103,7 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     pr.add_argument("--repeat", type=_positive_int, default=1, help="runs of each approach on each batch")
     pr.add_argument("--reference", action="store_true", help="add l1_error against Static at tolerance 1e-100")
-    pr.add_argument("--ranks-out", metavar="FILE.npy", help="save the ranks of the last run (last approach, last batch)")
+    pr.add_argument("--ranks-out", metavar="FILE",
+                    help="write a ranks table: vertex (original id), rank, approach (and batch_index with --batch), "
+                         "highest rank first; CSV (.csv, .csv.gz) or Parquet (.parquet, needs pyarrow)")
+    pr.add_argument("--top", type=_positive_int, metavar="K", help="with --ranks-out: only the K highest ranks of each run")
+    pr.add_argument("--no-self-loops", dest="self_loops", action="store_false",
+                    help="NetworkX's convention: no self-loop added, dangling vertices' rank spread over all "
+                         "vertices; Static without --batch, on the CPU engine (auto picks it)")
     pr.add_argument("--alpha", type=_number(0, 1, low_open=True, high_open=True), default=0.85,
                     help="damping factor (default 0.85)")
     pr.add_argument("--tolerance", type=_TOLERANCE, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
@@ -133,33 +157,70 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _self_loops(graph) -> int:
+    src, dst = graph.edges()
+    return int(np.count_nonzero(src == dst))
+
+
+def _edge_counts(graph) -> dict:
+    """``edges`` without self-loops and ``self_loops`` of the graph run on: the same in every subcommand."""
+    loops = _self_loops(graph)
+    return {"edges": graph.num_edges - loops, "self_loops": loops}
+
+
+def _progress(total: int, what: str):
+    """A progress bar on stderr when it is a terminal (JSON lines stay alone on stdout)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=what, unit="run", disable=None, file=sys.stderr, leave=False)
+
+
 def _emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
 
 def _run_pagerank(args) -> None:
-    from dynpr import pagerank
+    from dynpr import pagerank, ranks
     from dynpr.backend import resolve_backend
     from dynpr.pagerank.options import PageRankOptions
-    from dynpr.prepare import read_graph
+    from dynpr.prepare import read_graph_with_ids
 
     approaches = [c for group in args.approach for c in group] if args.approach else (
         list(APPROACHES) if args.batch else ["static"])
     approaches = list(dict.fromkeys(approaches))
     if not args.batch and approaches != ["static"]:
         raise InputError(f"--approach {', '.join(a for a in approaches if a != 'static')} needs --batch")
+    if args.top and not args.ranks_out:
+        raise InputError("--top needs --ranks-out")
+    if args.ranks_out:
+        ranks.check_table_path(args.ranks_out)
+    backend_name = args.backend
+    if not args.self_loops:
+        if args.batch:
+            raise InputError("--no-self-loops runs Static on GRAPH only, without --batch (applying a batch adds "
+                             "the paper's self-loops, and DT/DF/DF-P assume them)")
+        if backend_name == "gpu":
+            raise InputError("--no-self-loops runs on the CPU engine only (the GPU kernels assume a self-loop "
+                             "on every vertex); use --backend cpu or auto")
+        backend_name = "cpu"
     options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations,
                               raise_on_max_iterations=args.fail_unconverged)
-    backend = resolve_backend(args.backend)
-    graph, _ = read_graph(args.graph)
+    backend = resolve_backend(backend_name)
+    started = time.perf_counter()
+    _log.info("reading %s", args.graph)
+    graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops)
+    _log.info("read %s: %d vertices, %d edges and %d self-loops in %.1f s", args.graph, graph.num_vertices,
+              *_edge_counts(graph).values(), time.perf_counter() - started)
+    tables = []
 
-    def run(approach, old, current, batch, index, start, ref):
+    def run(approach, old, current, batch, index, start, ref, counts, bar):
         for repeat in range(args.repeat):
             result = pagerank.update(approach, old, current, batch, start, options, backend=backend)
             record = {
                 "graph": args.graph, "approach": approach, "backend": result.backend, "device": result.device,
-                "vertices": current.num_vertices, "edges": current.num_edges, "batch_index": index,
+                "vertices": current.num_vertices, **counts, "self_loops_added": args.self_loops,
+                "batch_index": index,
                 "deletions": batch.deletions if batch is not None else 0,
                 "insertions": batch.insertions if batch is not None else 0,
                 "repeat": repeat, "iterations": result.iterations, "converged": result.converged,
@@ -172,13 +233,17 @@ def _run_pagerank(args) -> None:
             if not result.converged:
                 print(f"dynpr: warning: {approach} stopped at --max-iterations {options.max_iterations} before "
                       f"the change met --tolerance {options.tolerance:g}", file=sys.stderr)
+            bar.update()
+        if args.ranks_out:  # repeats give the same ranks: one table per run of an approach
+            tables.append(ranks.table(result.ranks, vertex_ids, approach=approach, batch_index=index, top=args.top))
         return result.ranks
 
     def reference(current):
         return pagerank.reference(current, options, backend=backend) if args.reference else None
 
     if not args.batch:
-        last = run("static", None, graph, None, None, None, reference(graph))
+        with _progress(args.repeat, "static") as bar:
+            run("static", None, graph, None, None, None, reference(graph), _edge_counts(graph), bar)
     else:
         from dynpr.batches import apply_batch, read_batch_params, read_batches
         from dynpr.validate import check_made_for
@@ -192,23 +257,22 @@ def _run_pagerank(args) -> None:
         base_ranks = pagerank.static(graph, options, backend=backend).ranks
         previous = dict.fromkeys(approaches, base_ranks)
         old = graph
-        for index, batch in enumerate(batches):
-            try:
-                current = apply_batch(old, batch, strict=True)
-            except ValueError as err:
-                raise BatchError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
-            ref = reference(current)
-            for approach in approaches:
-                last = run(approach, old, current, batch, index, previous[approach], ref)
+        with _progress(len(batches) * len(approaches) * args.repeat, "batches") as bar:
+            for index, batch in enumerate(batches):
+                try:
+                    current = apply_batch(old, batch, strict=True)
+                except ValueError as err:
+                    raise BatchError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
+                ref = reference(current)
+                counts = _edge_counts(current)
+                for approach in approaches:
+                    last = run(approach, old, current, batch, index, previous[approach], ref, counts, bar)
+                    if not independent:
+                        previous[approach] = last  # each dynamic approach carries its own ranks on
                 if not independent:
-                    previous[approach] = last  # each dynamic approach carries its own ranks on
-            if not independent:
-                old = current
+                    old = current
     if args.ranks_out:
-        from dynpr.fileio import atomic_path
-
-        with atomic_path(args.ranks_out) as tmp, open(tmp, "wb") as fh:
-            np.save(fh, last)
+        ranks.write_table(tables, args.ranks_out)
 
 
 def _run_batch(args) -> None:
@@ -238,7 +302,7 @@ def _run_kahn(args) -> None:
         graph = graph.without_self_loops()
     result = kahn(graph, backend=backend)
     _emit({"graph": args.graph, "backend": result.backend, "device": result.device,
-           "vertices": graph.num_vertices, "edges": graph.num_edges, "is_dag": result.is_dag,
+           "vertices": graph.num_vertices, **_edge_counts(graph), "is_dag": result.is_dag,
            "processed": result.processed, "levels": result.levels, "remaining": int(len(result.remaining)),
            "time_ms": result.time_ms})
 
@@ -262,6 +326,32 @@ def _exit_code(error: BaseException) -> int:
     return EXIT_RESOURCE
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Log records to whatever ``sys.stderr`` is now (tests swap it per test)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
+def _log_to_stderr() -> None:
+    """Show the library's progress lines (download, prepare, reading the graph) on stderr.
+
+    Like the progress bars, only on a terminal: piped or captured stderr keeps to
+    the one-line errors scripts parse.
+    """
+    logger = logging.getLogger("dynpr")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("dynpr: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO if sys.stderr.isatty() else logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``dynpr`` command line.
 
@@ -279,7 +369,13 @@ def main(argv: list[str] | None = None) -> int:
     from dynpr.fileio import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    _log_to_stderr()
     try:
         {"pagerank": _run_pagerank, "batch": _run_batch, "kahn": _run_kahn}[args.command](args)
     except (DynprError, OSError, ValueError, KeyError, OverflowError, RuntimeError) as error:

@@ -47,7 +47,7 @@ class KahnResult:
     device: str
 
 
-def kahn(graph: Graph, *, backend: str = "cpu") -> KahnResult:
+def kahn(graph: Graph, *, backend: str = "auto") -> KahnResult:
     """Detect cycles with level-synchronous Kahn's algorithm.
 
     Parameters

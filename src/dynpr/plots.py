@@ -3,8 +3,10 @@
 Every figure function takes a DataFrame and returns a matplotlib ``Figure``;
 :func:`save_figure` writes it as PNG and PDF. Runtimes and errors across graphs
 are geometric means of each graph's mean (:func:`dynpr.results.aggregate`,
-seed 003 5.1.5). Colours are the Okabe–Ito palette, with one fixed colour and
-marker per approach so every figure reads the same way, also in grey print.
+seed 003 5.1.5). Colours are the Okabe–Ito palette, with one fixed colour,
+marker and hatching per approach so every figure reads the same way, also in
+grey print (tests render bar figures to grey and compare the series). Text is
+at least 8 pt at the saved size; log axes label ticks as plain numbers.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ matplotlib.use("Agg")  # files only: no display on cluster nodes or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib import patheffects  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.text import Annotation  # noqa: E402
+from matplotlib.ticker import LogFormatter  # noqa: E402
 
 from dynpr.fileio import atomic_path  # noqa: E402
 from dynpr.results import aggregate, geometric_mean  # noqa: E402
@@ -32,12 +38,20 @@ STYLE = {
     "df": ("DF", "#009E73", "D"),
     "dfp": ("DF-P", "#D55E00", "v"),
 }
+#: approach code -> bar hatching: ND and DT (and DF and DF-P) share a grey in print,
+#: so each pair differs in pattern as well
+HATCH = {"static": "", "nd": "////", "dt": "", "df": "xxx", "dfp": ""}
 #: colours for bars that are not approaches (backends, kernel variants, partitionings):
-#: Okabe–Ito plus a neutral grey, enough for every GPU kernel variant
+#: Okabe–Ito plus a neutral grey, enough for every GPU kernel variant; CYCLE_HATCH[j]
+#: patterns the j-th so that neighbours differ in grey print too
 CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#999999"]
+CYCLE_HATCH = ["", "////", "...", "xxx", "\\\\", "ooo", "---", "", "+++"]
 DPI = 200
+#: smallest text anywhere (pt, at the saved size)
+MIN_FONT = 8
 RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-      "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3}
+      "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
+      "hatch.linewidth": 0.6}
 NO_BENCH = "no benchmark rows yet — run `snakemake bench`, then `snakemake figures`"
 
 
@@ -83,9 +97,83 @@ def _grid(n: int, ncols_max: int = 4, size=(3.6, 3.0)):
     return fig, flat[:n]
 
 
-def _legend(fig: plt.Figure, approaches: Iterable[str]) -> None:
-    handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], label=STYLE[a][0]) for a in approaches]
+def _legend(fig: plt.Figure, approaches: Iterable[str], bars: bool = False, extra=()) -> None:
+    """One legend for the figure: bar swatches (colour and hatching) or line-and-marker symbols."""
+    if bars:
+        handles = [Patch(facecolor=STYLE[a][1], hatch=HATCH[a], edgecolor="black", linewidth=0.4, label=STYLE[a][0])
+                   for a in approaches]
+    else:
+        handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], label=STYLE[a][0]) for a in approaches]
+    handles += list(extra)
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
+
+
+class _PlainLogFormatter(LogFormatter):
+    """matplotlib's log tick labeller (which ticks get a label), writing ``%g`` numbers: 0.6, 20, 1e-07."""
+
+    def _num_to_string(self, x, vmin, vmax):
+        return f"{x:g}"
+
+
+def _plain_log_ticks(ax, axis: str = "y") -> None:
+    """Label a log axis with plain numbers (0.001, 20, 1e-07), not 2×10¹.
+
+    Minor ticks get labels only on axes spanning up to two decades, so short
+    axes still carry numbers and long ones stay uncluttered.
+    """
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+    # minor labels: all of them below half a decade, some up to two decades, none beyond
+    target.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+
+
+def _title(ax, title: str, notes: list[str]) -> None:
+    """Panel title with notes (coincident series, empty batches) on a second line, off the data."""
+    ax.set_title("\n".join([title, "; ".join(notes)]) if notes else title)
+
+
+def _declutter(ax) -> None:
+    """Move data-anchored labels (speedups, Kahn notes) up until none overlaps another, and
+    raise the y limit until all sit inside the axes, below the title. Call after ``tight_layout``."""
+    renderer = ax.figure.canvas.get_renderer()
+    to_data = ax.transData.inverted()
+    placed = []
+    labels = [t for t in ax.texts if t.get_transform() == ax.transData and not isinstance(t, Annotation)]
+    for text in sorted(labels, key=lambda t: t.get_window_extent(renderer).x0):
+        box = text.get_window_extent(renderer)
+        for _ in range(len(placed) + 1):
+            hits = [p for p in placed if p.overlaps(box.padded(3))]  # 3 px apart: not touching
+            if not hits:
+                break
+            x, y = ax.transData.transform(text.get_position())
+            text.set_position(to_data.transform((x, y + max(h.y1 for h in hits) - box.y0 + 1)))
+            box = text.get_window_extent(renderer)
+        placed.append(box)
+    for _ in range(20):  # each pass grows the axis; text boxes move with the limits
+        top = max((t.get_window_extent(renderer).y1 for t in labels), default=-np.inf)
+        if top <= ax.get_window_extent(renderer).y1:
+            break
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high * 1.5 if ax.get_yscale() == "log" else high + 0.15 * (high - low))
+
+
+def _coincident(series: dict[str, np.ndarray], rtol: float = 0.01) -> list[str]:
+    """Notes naming series drawn on top of each other (every point within ``rtol``): ``["ND = DT = DF"]``.
+
+    Series are grouped with the first earlier one they coincide with; the later
+    ones, drawn over it, are the hidden ones.
+    """
+    groups: list[list[str]] = []
+    for name, y in series.items():
+        for group in groups:
+            other = series[group[0]]
+            if other.shape == y.shape and (np.isfinite(other) == np.isfinite(y)).all() and np.isfinite(y).any() \
+                    and np.allclose(other[np.isfinite(y)], y[np.isfinite(y)], rtol=rtol, atol=0):
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    return [f"overlapping: {' = '.join(g)}" for g in groups if len(g) > 1]
 
 
 def _positive(values: np.ndarray) -> np.ndarray:
@@ -104,14 +192,15 @@ def _bars(ax, groups: list, approaches: list[str], table: pd.DataFrame, key: str
     for j, a in enumerate(approaches):
         heights = _positive([lookup.get((a, g), np.nan) for g in groups])
         pos = x - 0.4 + width * (j + 0.5)
-        ax.bar(pos, heights, width, color=STYLE[a][1], label=STYLE[a][0], edgecolor="white", linewidth=0.3)
+        ax.bar(pos, heights, width, color=STYLE[a][1], label=STYLE[a][0], hatch=HATCH[a], edgecolor="black",
+               linewidth=0.4)
         if speedup and a != "static":
             for p, g, h in zip(pos, groups, heights):
                 if np.isfinite(h) and np.isfinite(static[g]):
-                    ax.text(p, h * 1.08, f"{static[g] / h:.1f}×", ha="center", va="bottom",
-                            fontsize=6, rotation=90)
+                    ax.text(p, h * 1.05, f"{static[g] / h:.1f}×", ha="center", va="bottom", fontsize=MIN_FONT)
     ax.set_xticks(x, [str(g) for g in groups])
     ax.set_yscale("log")
+    _plain_log_ticks(ax)
 
 
 def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
@@ -129,7 +218,7 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
     fractions = sorted(t["batch_fraction"].unique())
     datasets = list(dict.fromkeys(t["dataset"]))
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+        fig, axes = plt.subplots(2, 2, figsize=(12, 8))
         for ax, value, label in ((axes[0, 0], "time_ms", "runtime (ms)"), (axes[0, 1], "l1_error", "L1 error")):
             table = aggregate(t, value, ["approach", "batch_fraction"])
             _bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
@@ -148,29 +237,41 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
         axes[0, 1].set_title("rank error vs reference Static (τ=1e-100)")
         axes[1, 0].set_title("runtime per graph")
         axes[1, 1].set_title("rank error per graph")
-        _legend(fig, approaches)
+        _legend(fig, approaches, bars=True)
         fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.04)
         fig.tight_layout()
+        _declutter(axes[0, 0])
     return fig
 
 
 def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), style="-",
-           label_suffix="") -> None:
+           label_suffix="") -> list[str]:
     """One line per approach over batch fractions (log-log); the approaches in
-    ``speedup`` get their speedup over Static written at each point."""
+    ``speedup`` get their speedup over Static written at each point. Returns
+    notes on coincident lines, for the panel title."""
     static = table[table["approach"] == "static"].set_index("batch_fraction")[value]
+    drawn = {}
     for a in approaches:
         rows = table[table["approach"] == a].sort_values("batch_fraction")
         y = _positive(rows[value].to_numpy())
+        drawn[STYLE[a][0]] = y
         ax.plot(rows["batch_fraction"], y, style, color=STYLE[a][1], marker=STYLE[a][2], markersize=4,
                 label=STYLE[a][0] + label_suffix)
         if a in speedup and a != "static":
             for f, v in zip(rows["batch_fraction"], y):
                 if np.isfinite(v) and f in static.index and static[f] > 0:
-                    ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 4),
-                                ha="center", fontsize=5.5, color=STYLE[a][1])
+                    ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 5),
+                                ha="center", fontsize=MIN_FONT, color="black",
+                                path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
     ax.set_xscale("log")
     ax.set_yscale("log")
+    if speedup:  # room for the labels above the highest point and beside the outermost ones
+        ax.margins(x=0.08)
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high * 2)
+    _plain_log_ticks(ax)
+    _plain_log_ticks(ax, "x")
+    return _coincident(drawn)
 
 
 def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt.Figure:
@@ -182,15 +283,14 @@ def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt
     datasets = list(dict.fromkeys(r["dataset"]))
     speedup = value == "time_ms"
     with plt.rc_context(RC):
-        fig, axes = _grid(1 + len(datasets))
+        fig, axes = _grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
         # one labelled line keeps seven fractions legible; DF-P is the paper's headline
-        _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value,
-               speedup=("dfp",) if speedup else ())
-        axes[0].set_title("all graphs (geometric mean)" + ("; DF-P speedup vs Static" if speedup else ""))
+        notes = _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value,
+                       speedup=("dfp",) if speedup else ())
+        _title(axes[0], "all graphs (geometric mean)" + ("; DF-P speedup vs Static" if speedup else ""), notes)
         for ax, d in zip(axes[1:], datasets):
             table = r[r["dataset"] == d].groupby(["approach", "batch_fraction"])[value].mean().reset_index()
-            _lines(ax, table, approaches, value)
-            ax.set_title(d)
+            _title(ax, d, _lines(ax, table, approaches, value))
         for ax in axes:
             ax.set_xlabel("batch size (fraction of |E|)")
             ax.set_ylabel(ylabel)
@@ -218,20 +318,39 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
     approaches = _approaches(t)
     fractions = sorted(t["batch_fraction"].unique())
     means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].mean().reset_index()
+    # batches with no new edge (all dropped as duplicates or present already): the approaches
+    # have nothing to do there, so runtimes fall off a cliff that a reader should not decode
+    updates = (t["insertions"] + t["deletions"]).groupby([t["batch_fraction"], t["batch_index"]]).max()
+    empty_style = {"color": "#999999", "alpha": 0.25, "hatch": "..", "linewidth": 0}
+    any_empty = False
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(len(fractions), 2, figsize=(10, 2.6 * len(fractions)), squeeze=False)
+        fig, axes = plt.subplots(len(fractions), 2, figsize=(10, 2.8 * len(fractions)), squeeze=False)
         for row, f in zip(axes, fractions):
+            empty = updates.xs(f, level="batch_fraction")
+            empty = empty.index[empty == 0].to_numpy() + 1
+            any_empty |= bool(empty.size)
             for ax, value, label in zip(row, ("time_ms", "l1_error"), ("runtime (ms)", "L1 error")):
+                drawn = {}
                 for a in approaches:
                     sel = means[(means["batch_fraction"] == f) & (means["approach"] == a)]
-                    ax.plot(sel["batch_index"] + 1, _positive(sel[value].to_numpy()), color=STYLE[a][1],
-                            marker=STYLE[a][2], markersize=3, linewidth=1)
+                    y = _positive(sel[value].to_numpy())
+                    drawn[STYLE[a][0]] = y
+                    ax.plot(sel["batch_index"] + 1, y, color=STYLE[a][1], marker=STYLE[a][2], markersize=3,
+                            linewidth=1)
+                for b in empty:
+                    ax.axvspan(b - 0.5, b + 0.5, **empty_style)
                 ax.set_yscale("log")
+                _plain_log_ticks(ax)
+                ax.xaxis.get_major_locator().set_params(integer=True)
                 ax.set_ylabel(label)
-                ax.set_title(f"batch size {f:g}·|E_T|")
+                notes = _coincident(drawn)
+                if empty.size:
+                    notes.append(f"{empty.size} of {len(updates.xs(f, level='batch_fraction'))} batches add no new edge")
+                _title(ax, f"batch size {f:g}·|E_T|", notes)
         for ax in axes[-1]:
             ax.set_xlabel("batch update (consecutive)")
-        _legend(fig, approaches)
+        extra = [Patch(label="batch with no new edge", **empty_style)] if any_empty else []
+        _legend(fig, approaches, extra=extra)
         fig.suptitle(f"{dataset}: runtime and rank error per batch, {backend.upper()}", y=1.03)
         fig.tight_layout()
     return fig
@@ -256,16 +375,16 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
         for i, b in enumerate(backends):
             for ax, (e, v) in zip(axes[i], panels):
                 sel = rows[(rows["backend"] == b) & (rows["experiment"] == e)]
-                _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
-                       speedup=("dfp",) if v == "time_ms" else ())
-                ax.set_title(f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}")
+                notes = _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
+                               speedup=("dfp",) if v == "time_ms" else ())
+                _title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
                 ax.set_xlabel("batch size (fraction of |E_T| or |E|)")
                 ax.set_ylabel("runtime (ms)" if v == "time_ms" else "L1 error")
         _legend(fig, approaches)
         title = "GPU vs CPU (geometric mean over graphs; DF-P speedup vs Static labelled)"
         if len(backends) == 1:
             other = "gpu" if backends[0] == "cpu" else "cpu"
-            title += (f"\nonly {backends[0].upper()} rows in results/summary.csv: run `snakemake compare_backends` "
+            title += (f"\nonly {backends[0].upper()} rows in results/summary.csv: run `snakemake figures --config compare_backends=True` "
                       f"(adds {other.upper()} runs; needs a GPU) to compare")
         fig.suptitle(title, y=1.08 if len(backends) == 1 else 1.04)
         fig.tight_layout()
@@ -285,26 +404,32 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
     width = 0.8 / len(backends)
     x = np.arange(len(datasets))
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
         for j, b in enumerate(backends):
             sel = means[means["backend"] == b].set_index("dataset").reindex(datasets)
             pos = x - 0.4 + width * (j + 0.5)
-            axes[0].bar(pos, _positive(sel["time_ms"].to_numpy()), width, color=CYCLE[j], label=b.upper())
-            axes[1].bar(pos, _positive(sel["levels"].to_numpy()), width, color=CYCLE[j], label=b.upper())
+            style = {"color": CYCLE[j], "hatch": CYCLE_HATCH[j], "edgecolor": "black", "linewidth": 0.4,
+                     "label": b.upper()}
+            axes[0].bar(pos, _positive(sel["time_ms"].to_numpy()), width, **style)
+            axes[1].bar(pos, sel["levels"].to_numpy(), width, **style)
             for p, (_, r) in zip(pos, sel.iterrows()):
                 done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
                 note = "DAG" if r["processed"] == r["vertices"] else f"cyclic\n{100 * done:.0f}% processed"
-                axes[1].text(p, r["levels"], note, ha="center", va="bottom", fontsize=7)
+                if r["levels"] == 0:  # no bar to see: say why
+                    note = "0 levels:\nno vertex\nwithout in-edges"
+                axes[1].text(p, r["levels"], note, ha="center", va="bottom", fontsize=MIN_FONT)
         for ax, label in zip(axes, ("runtime (ms)", "levels")):
             ax.set_xticks(x, datasets, rotation=20)
             ax.set_ylabel(label)
             ax.legend()
         axes[0].set_yscale("log")
-        axes[1].margins(y=0.25)  # room for the notes above the bars
+        _plain_log_ticks(axes[0])
+        axes[1].margins(y=0.35)  # room for the notes above the bars
         axes[1].yaxis.get_major_locator().set_params(integer=True)
         axes[0].set_title("Kahn runtime (graph without self-loops)")
         axes[1].set_title("levels until the frontier empties")
         fig.tight_layout()
+        _declutter(axes[1])
     return fig
 
 
@@ -342,11 +467,13 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
         for j, impl in enumerate(impls):
             sel = means[means["impl"] == impl].set_index("dataset")["time_ms"].reindex(datasets)
             heights = np.append(sel.to_numpy(), geometric_mean(sel.dropna()))
-            # past the palette, repeat colours hatched so every implementation stays distinct
+            # past the palette, colours repeat with a denser hatching so every implementation stays distinct
+            hatch = CYCLE_HATCH[j % len(CYCLE)] if j < len(CYCLE) else (CYCLE_HATCH[j % len(CYCLE)] or "|") * 2
             ax.bar(x - 0.4 + width * (j + 0.5), _positive(heights), width, color=CYCLE[j % len(CYCLE)],
-                   hatch="//" if j >= len(CYCLE) else None, edgecolor="white", linewidth=0.3, label=impl)
+                   hatch=hatch, edgecolor="black", linewidth=0.4, label=impl)
         ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
         ax.set_yscale("log")
+        _plain_log_ticks(ax)
         ax.set_ylabel("runtime (ms)")
         ax.set_title("Static PageRank runtime per graph")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
@@ -384,7 +511,8 @@ def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
         fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(groups) + 2), 3.6))
         for j, p in enumerate(partitions):
             heights = [table.get((a, v, p), np.nan) for a, v in groups]
-            ax.bar(x - 0.4 + width * (j + 0.5), heights, width, color=CYCLE[j], label=names[p])
+            ax.bar(x - 0.4 + width * (j + 0.5), heights, width, color=CYCLE[j], hatch=CYCLE_HATCH[j],
+                   edgecolor="black", linewidth=0.4, label=names[p])
         ax.set_xticks(x, labels)
         ax.set_ylabel("relative runtime (geometric mean)")
         ax.set_title("Work partitioning on the GPU (1 = slowest choice)")

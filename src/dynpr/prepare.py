@@ -30,7 +30,8 @@ Temporal = tuple[np.ndarray, np.ndarray, np.ndarray]
 GRAPH_SUFFIXES = {".txt", ".gz", ".mtx", ".npz"}
 
 
-def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Temporal | None, np.ndarray, dict]:
+def build_graph(edges: EdgeData, *, name: str = "graph",
+                self_loops: bool = True) -> tuple[Graph, Temporal | None, np.ndarray, dict]:
     """Deduplicate edges, add a self-loop on every vertex, build CSR and transpose.
 
     Parameters
@@ -43,11 +44,14 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         isolated vertices included.
     name : str
         Used in error messages (file or dataset name).
+    self_loops : bool
+        Add the self-loops the input lacks (the paper's convention); ``False``
+        keeps the input's edges as they are (NetworkX's convention).
 
     Returns
     -------
     graph : Graph
-        With a self-loop on every vertex.
+        With a self-loop on every vertex (unless ``self_loops`` is false).
     temporal : tuple of arrays or None
         ``(src int32, dst int32, time int64)`` in time order, self-loop events
         kept, for temporal input (renumbered ids).
@@ -81,13 +85,14 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         n = len(vertex_ids)
     else:
         n = int(edges.num_vertices)
-        vertex_ids = np.arange(n, dtype=np.int64)
     if max_id >= n and not renumbered:
         raise ValueError(f"{name}: vertex id {max_id} is not below the dimension {n}")
-    if n > MAX_VERTICES:
+    if n > MAX_VERTICES:  # before any array of n entries is allocated
         raise ValueError(
             f"{name}: {n} vertices do not fit int32 vertex ids (at most {MAX_VERTICES})"
         )
+    if not renumbered:
+        vertex_ids = np.arange(n, dtype=np.int64)
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
     seen[dst] = True
@@ -99,7 +104,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
     # sort (timsort) is a linear merge
     loop_keys = np.arange(n, dtype=np.int64) * (n64 + 1)
     pos = np.minimum(np.searchsorted(keys, loop_keys), len(keys) - 1)
-    missing = loop_keys[keys[pos] != loop_keys]
+    missing = loop_keys[keys[pos] != loop_keys] if self_loops else loop_keys[:0]
     all_keys = np.sort(np.concatenate([keys, missing]), kind="stable")
     graph = Graph.from_keys(all_keys, n)
     temporal = None
@@ -240,9 +245,17 @@ def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
         If the file is not a prepared graph, its arrays are inconsistent, or it
         was modified since it was written (see :func:`dynpr.validate.read_graph_npz`).
     """
+    return _load_prepared(npz_path)[:2]
+
+
+def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.ndarray]:
+    """:func:`load_prepared`, also returning each vertex's original id."""
     graph, extra = read_graph_npz(npz_path)
+    vertex_ids = extra.get("vertex_ids")
+    if vertex_ids is None:
+        vertex_ids = np.arange(graph.num_vertices, dtype=np.int64)
     if "temporal_src" not in extra:
-        return graph, None
+        return graph, None, vertex_ids
     src, dst, when = (extra.get(f"temporal_{k}") for k in ("src", "dst", "time"))
     if dst is None or when is None or not (src.ndim == dst.ndim == when.ndim == 1) \
             or not (len(src) == len(dst) == len(when)) or not np.issubdtype(when.dtype, np.integer):
@@ -251,7 +264,7 @@ def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
     for name, ids in (("temporal_src", src), ("temporal_dst", dst)):
         check_ids(f"{npz_path}: {name}", ids, graph.num_vertices)
     return graph, (src.astype(VERTEX_DTYPE, copy=False), dst.astype(VERTEX_DTYPE, copy=False),
-                   when.astype(np.int64, copy=False))
+                   when.astype(np.int64, copy=False)), vertex_ids
 
 
 def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> tuple[Graph, Temporal | None]:
@@ -271,19 +284,55 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
         With a self-loop on every vertex.
     temporal : tuple or None
     """
+    return read_graph_with_ids(graph, results=results)[:2]
+
+
+def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/graphs",
+                        self_loops: bool = True) -> tuple[Graph, Temporal | None, np.ndarray]:
+    """:func:`read_graph`, also returning each vertex's original id.
+
+    Parameters
+    ----------
+    graph, results
+        See :func:`read_graph`.
+    self_loops : bool
+        ``False``: the input's edges as they are, no self-loop added (NetworkX's
+        convention). A prepared ``.npz`` cannot tell added self-loops from the
+        input's, so it is accepted then only when its ``.json`` beside it
+        counts no self-loop in the input; a catalog name is read from its source.
+
+    Returns
+    -------
+    graph : Graph
+    temporal : tuple or None
+    vertex_ids : numpy.ndarray of int64
+        Original id of each vertex (SNAP ids before dense renumbering).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist.
+    ValueError
+        If ``self_loops`` is false for a prepared graph whose input had self-loops
+        (or whose ``.json`` is missing).
+    """
     path = Path(graph)
     if path.is_file():
         if path.suffix == ".npz":
-            return load_prepared(path)
-        built, temporal, _, _ = build_graph(read_edges(path), name=str(path))
-        return built, temporal
+            built, temporal, vertex_ids = _load_prepared(path)
+            if not self_loops:
+                _check_no_input_loops(path)
+                built = built.without_self_loops()
+            return built, temporal, vertex_ids
+        built, temporal, vertex_ids, _ = build_graph(read_edges(path), name=str(path), self_loops=self_loops)
+        return built, temporal, vertex_ids
     if path.suffix in GRAPH_SUFFIXES or len(path.parts) > 1:
         raise FileNotFoundError(f"{graph}: no such file")
     catalog = load_catalog()
     ds = get_dataset(str(graph), catalog)
     prepared = Path(results) / f"{ds.name}.npz"
-    if prepared.is_file():
-        return load_prepared(prepared)
+    if prepared.is_file() and self_loops:
+        return _load_prepared(prepared)
     fetched = ds.kind != "generated" and not ds.source_path.is_file()
     if fetched:
         from dynpr.download import fetch_dataset
@@ -291,7 +340,7 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
         fetch_dataset(ds)
     try:
         edges, digest = read_dataset(ds)
-        built, temporal, _, stats = build_graph(edges, name=ds.name)
+        built, temporal, vertex_ids, stats = build_graph(edges, name=ds.name, self_loops=self_loops)
         # the same comparison with the catalog as the prepare rule makes
         check_counts(stats, ds)
     except (InputError, OSError):
@@ -299,4 +348,17 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
             ds.source_path.unlink(missing_ok=True)
         raise
     _record_download(ds, ds.source_path, digest)
-    return built, temporal
+    return built, temporal, vertex_ids
+
+
+def _check_no_input_loops(npz_path: Path) -> None:
+    """A prepared graph may lose its self-loops only if its input had none (its .json says)."""
+    stats_path = npz_path.with_suffix(".json")
+    try:
+        loops = json.loads(stats_path.read_text())["distinct_self_loops_in_input"]
+    except (OSError, ValueError, KeyError):
+        raise InputError(f"{npz_path}: without self-loops needs {stats_path.name} beside it (to tell the "
+                         "input's self-loops from the added ones); give the source graph file instead") from None
+    if loops:
+        raise InputError(f"{npz_path}: its input had {loops} self-loops, which cannot be told from the added "
+                         "ones; give the source graph file instead")

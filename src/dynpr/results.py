@@ -19,7 +19,10 @@ config asks for (:func:`expected_runs`), no row is missing or extra
 from __future__ import annotations
 
 import datetime
+import functools
+import importlib.util
 import os
+import platform
 import subprocess
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -38,7 +41,11 @@ COLUMNS = (
     "vertices", "edges", "iterations", "converged", "time_ms", "l1_error",
     "partition_ms", "mark_ms", "compute_ms", "affected", "variant",
     "git_commit", "timestamp",
+    "python", "numpy", "scipy", "cupy", "cuda_runtime", "cuda_driver",
 )  # fmt: skip
+
+#: software versions recorded in every row (:func:`versions`); files written before they existed read as ""
+VERSION_COLUMNS = COLUMNS[-6:]
 
 #: pandas dtype of each column (strings are ``object`` so empty variants read back as "").
 DTYPES = {
@@ -49,7 +56,7 @@ DTYPES = {
     "iterations": "int64", "converged": "bool", "time_ms": "float64", "l1_error": "float64",
     "partition_ms": "float64", "mark_ms": "float64", "compute_ms": "float64",
     "affected": "int64", "variant": "object", "git_commit": "object",
-    "timestamp": "object",
+    "timestamp": "object", **dict.fromkeys(VERSION_COLUMNS, "object"),
 }  # fmt: skip
 
 EXPERIMENTS = ("temporal", "random", "kahn")
@@ -93,6 +100,33 @@ def timestamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+@functools.cache
+def versions() -> dict[str, str]:
+    """Python, NumPy, SciPy and CuPy versions and the CUDA runtime and driver versions, for every row.
+
+    CuPy's are ``""`` where CuPy is not installed, the CUDA ones where no driver
+    answers (a CPU-only machine). CUDA versions read as ``major.minor`` (12080 -> ``12.8``).
+    """
+    import numpy
+    import scipy
+
+    found = {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+             "cupy": "", "cuda_runtime": "", "cuda_driver": ""}
+    if importlib.util.find_spec("cupy") is None:
+        return found
+    try:
+        import cupy
+
+        found["cupy"] = cupy.__version__
+        for key, get in (("cuda_runtime", cupy.cuda.runtime.runtimeGetVersion),
+                         ("cuda_driver", cupy.cuda.runtime.driverGetVersion)):
+            number = int(get())
+            found[key] = f"{number // 1000}.{number % 1000 // 10}"
+    except Exception:  # CuPy without a usable CUDA library or driver: versions it could read stay
+        pass
+    return found
+
+
 def make_row(**fields) -> dict:
     """One result row with every column of :data:`COLUMNS`.
 
@@ -101,8 +135,8 @@ def make_row(**fields) -> dict:
     **fields
         Values by column name. ``partition_ms``, ``mark_ms`` and
         ``compute_ms`` default to NaN, ``variant`` to ``""``, ``repeat`` and
-        ``batch_index`` to 0, ``converged`` to True (Kahn rows: no tolerance);
-        every other column must be given.
+        ``batch_index`` to 0, ``converged`` to True (Kahn rows: no tolerance),
+        the version columns to :func:`versions`; every other column must be given.
 
     Raises
     ------
@@ -114,7 +148,7 @@ def make_row(**fields) -> dict:
     if unknown:
         raise ValueError(f"unknown result column(s) {unknown}; columns are {list(COLUMNS)}")
     row = {"partition_ms": np.nan, "mark_ms": np.nan, "compute_ms": np.nan,
-           "variant": "", "repeat": 0, "batch_index": 0, "converged": True}
+           "variant": "", "repeat": 0, "batch_index": 0, "converged": True, **versions()}
     row.update(fields)
     missing = [c for c in COLUMNS if c not in row]
     if missing:
@@ -137,6 +171,7 @@ def _rerun(source: str) -> str:
 
 
 def _coerce(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    df = df.assign(**{c: "" for c in VERSION_COLUMNS if c not in df.columns})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ResultsError(f"{source}: missing column(s) {missing}; expected {list(COLUMNS)}")

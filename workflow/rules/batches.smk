@@ -16,6 +16,8 @@ rule temporal_base:
         base_fraction=config["temporal"]["base_fraction"],
     log:
         "results/logs/batches/{dataset}/temporal_base.log",
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/make_temporal_base.py"
 
@@ -31,6 +33,8 @@ rule temporal_batches:
         num_batches=config["temporal"]["num_batches"],
     log:
         "results/logs/batches/{dataset}/temporal_{fraction}.log",
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/make_temporal_batches.py"
 
@@ -47,5 +51,7 @@ rule random_batches:
         seed=config["seed"],
     log:
         "results/logs/batches/{dataset}/random_{fraction}.log",
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/make_random_batches.py"

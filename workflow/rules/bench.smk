@@ -21,5 +21,7 @@ rule bench:
         "results/logs/bench.log",
     resources:
         gpu=1,
+    conda:
+        "../envs/dynpr-gpu.yaml"
     script:
         "../scripts/bench_gpu_tables.py"

@@ -12,8 +12,12 @@ rule download:
         url=lambda wildcards: raw_dataset(wildcards.file).url,
     log:
         "results/logs/download/{file}.log",
+    benchmark:
+        "results/benchmarks/download_{file}.tsv"
     wildcard_constraints:
         file=RAW_FILE_PATTERN,
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/download.py"
 
@@ -28,5 +32,9 @@ rule prepare:
         mem_mb=prepare_mem_mb,
     log:
         "results/logs/prepare/{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_{dataset}.tsv"
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/prepare.py"

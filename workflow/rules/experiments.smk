@@ -1,6 +1,6 @@
 # Experiments of the paper's section 5: one job per dataset (temporal or random
 # batches, every approach, plus Kahn), then all runs in one summary table.
-# Rerun one dataset: snakemake --cores 1 --forcerun results/runs/CollegeMsg.csv figures
+# Rerun one dataset: snakemake --cores 1 figures --forcerun results/runs/CollegeMsg.csv
 # GPU vs CPU (Fig. 6-8): snakemake --cores 1 figures --config compare_backends=True
 # (the summary then takes in results/runs/{other backend}/*.csv, run as part of the DAG).
 
@@ -23,6 +23,8 @@ rule run_experiment:
         "results/benchmarks/run_{dataset}.tsv"
     resources:
         gpu=RUN_GPUS,
+    conda:
+        "../envs/dynpr-gpu.yaml"
     script:
         "../scripts/run_experiment.py"
 
@@ -57,8 +59,10 @@ rule summary:
     input:
         summary_inputs(),
     output:
-        "results/summary.csv",
+        report("results/summary.csv", caption="../report/summary.rst", category="Tables"),
     log:
         "results/logs/summary.log",
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/summarize.py"

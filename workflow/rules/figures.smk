@@ -1,7 +1,23 @@
-# Figures of seed 003, section 5 (and seed 002's Kahn), from results/summary.csv only
-# (static_comparison and partition_ablation from results/bench/*.csv when present).
-# Inputs include the plotting module, so editing plots re-renders without rerunning any experiment.
-# One caption template serves every figure: it branches on params.figure (report/figures.rst).
+# Figures of the paper's section 5 (and Kahn's algorithm), from results/summary.csv only
+# (static_comparison and partition_ablation from results/bench/*.csv when present), and the
+# claims table. Inputs include the plotting module, so editing plots re-renders without
+# rerunning any experiment. One caption template serves every figure: it branches on
+# params.figure (report/figures.rst). Which figures the default target asks for:
+# default_targets() in common.smk.
+
+
+rule claims:
+    input:
+        summary="results/summary.csv",
+        code=importlib.util.find_spec("dynpr.claims").origin,
+    output:
+        report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
+    log:
+        "results/logs/claims.log",
+    conda:
+        "../envs/dynpr.yaml"
+    script:
+        "../scripts/claims.py"
 
 
 rule plot_summary:
@@ -15,6 +31,8 @@ rule plot_summary:
         figure=lambda wildcards: wildcards.figure,
     log:
         "results/logs/figures/{figure}.log",
+    conda:
+        "../envs/dynpr.yaml"
     wildcard_constraints:
         figure="|".join(SUMMARY_FIGURES),
     script:
@@ -32,6 +50,8 @@ rule plot_bench:
         figure=lambda wildcards: wildcards.figure,
     log:
         "results/logs/figures/{figure}.log",
+    conda:
+        "../envs/dynpr.yaml"
     wildcard_constraints:
         figure="|".join(BENCH_FIGURES),
     script:
@@ -54,5 +74,7 @@ rule plot_temporal_per_batch:
         figure="temporal_per_batch",
     log:
         "results/logs/figures/temporal_per_batch_{dataset}.log",
+    conda:
+        "../envs/dynpr.yaml"
     script:
         "../scripts/plot_summary.py"

@@ -27,9 +27,14 @@ __all__ = [
 ]
 
 
-def _engine(backend: str):
+def _engine(backend: str, graph: Graph):
     if resolve_backend(backend) == "gpu":
         from dynpr.gpu.pagerank import update as gpu_update
+
+        if graph.num_vertices and int(np.diff(graph.offsets).min()) == 0:
+            # the kernels have no dangling-rank term: the paper's graphs have a self-loop on every vertex
+            raise ValueError("the GPU engine needs an out-edge on every vertex (a self-loop on each, the paper's "
+                             "convention); run graphs with dangling vertices on the CPU backend")
 
         return gpu_update
     from dynpr.pagerank.cpu import update as cpu_update
@@ -45,7 +50,7 @@ def update(
     previous_ranks: np.ndarray | None,
     options: PageRankOptions | None = None,
     *,
-    backend: str = "cpu",
+    backend: str = "auto",
 ) -> PageRankResult:
     """Run the approach named by its code on the updated graph.
 
@@ -84,14 +89,14 @@ def update(
     check_update_inputs(approach, old_graph, graph, batch, previous_ranks, approaches=APPROACHES)
     if approach == "static":
         old_graph = batch = previous_ranks = None
-    return _engine(backend)(approach, old_graph, graph, batch, previous_ranks, options)
+    return _engine(backend, graph)(approach, old_graph, graph, batch, previous_ranks, options)
 
 
 def static(
     graph: Graph,
     options: PageRankOptions | None = None,
     *,
-    backend: str = "cpu",
+    backend: str = "auto",
     initial: np.ndarray | None = None,
 ) -> PageRankResult:
     """Static PageRank (seed 003, Alg. 1): synchronous pull from ``1/n`` (or ``initial``).
@@ -113,7 +118,7 @@ def static(
         See :func:`update`.
     """
     check_update_inputs("static", None, graph, None, None, initial=initial, approaches=APPROACHES)
-    return _engine(backend)("static", None, graph, None, None, options, initial=initial)
+    return _engine(backend, graph)("static", None, graph, None, None, options, initial=initial)
 
 
 # The dynamic approaches share update's parameters; each states only what it does.
@@ -136,13 +141,13 @@ def _dynamic_doc(func):
 
 
 @_dynamic_doc
-def naive_dynamic(old_graph, graph, batch, previous_ranks, options=None, *, backend="cpu") -> PageRankResult:
+def naive_dynamic(old_graph, graph, batch, previous_ranks, options=None, *, backend="auto") -> PageRankResult:
     """Naive-dynamic PageRank: Static over every vertex, started from ``previous_ranks``."""
     return update("nd", old_graph, graph, batch, previous_ranks, options, backend=backend)
 
 
 @_dynamic_doc
-def dynamic_traversal(old_graph, graph, batch, previous_ranks, options=None, *, backend="cpu") -> PageRankResult:
+def dynamic_traversal(old_graph, graph, batch, previous_ranks, options=None, *, backend="auto") -> PageRankResult:
     """Dynamic Traversal PageRank: recompute only vertices reachable from updated edges' sources.
 
     Every vertex reachable (sources included) from the source of a deleted or
@@ -153,7 +158,7 @@ def dynamic_traversal(old_graph, graph, batch, previous_ranks, options=None, *, 
 
 
 @_dynamic_doc
-def dynamic_frontier(old_graph, graph, batch, previous_ranks, options=None, *, backend="cpu") -> PageRankResult:
+def dynamic_frontier(old_graph, graph, batch, previous_ranks, options=None, *, backend="auto") -> PageRankResult:
     """Dynamic Frontier PageRank (seed 003, Alg. 2): an affected set that grows from the batch.
 
     Starts from the out-neighbours (new graph) of every updated edge's source and
@@ -165,7 +170,7 @@ def dynamic_frontier(old_graph, graph, batch, previous_ranks, options=None, *, b
 
 @_dynamic_doc
 def dynamic_frontier_pruned(old_graph, graph, batch, previous_ranks, options=None, *,
-                            backend="cpu") -> PageRankResult:
+                            backend="auto") -> PageRankResult:
     """Dynamic Frontier with Pruning (DF-P): DF that also drops converged vertices.
 
     Ranks use the closed form of Eq. 2-3 (the self-loop's recursion solved);
@@ -179,7 +184,7 @@ def reference(
     graph: Graph,
     options: PageRankOptions | None = None,
     *,
-    backend: str = "cpu",
+    backend: str = "auto",
     tolerance: float = REFERENCE_TOLERANCE,
     max_iterations: int = 500,
 ) -> np.ndarray:

@@ -26,6 +26,7 @@ from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 from dynpr.validate import check_ranks
+from dynpr.errors import InputError
 
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
@@ -63,14 +64,18 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
         start = check_ranks(initial, n, "initial") if initial is not None else np.full(n, 1.0 / n)
     else:
         start = check_ranks(previous_ranks, n, "previous_ranks")
+    degree = np.diff(graph.offsets)
+    dangling = np.flatnonzero(degree == 0)
+    if dangling.size and approach not in ("static", "nd"):
+        raise InputError(f"approach {approach!r} needs an out-edge on every vertex (the paper adds a self-loop "
+                         f"to each); this graph has {dangling.size} dangling vertices: only static and nd run on it")
 
     # Not timed: wrapping the graph's arrays with their 1/d weights, what the GPU
     # engine does when it uploads a graph (transfers are outside the measurement, 5.1.5).
-    degree = np.diff(graph.offsets)
     in_offsets = graph.in_offsets
     if graph.num_edges < np.iinfo(np.int32).max:
         in_offsets = in_offsets.astype(np.int32)  # SciPy would otherwise copy the int32 sources to int64
-    inv_degree = 1.0 / degree
+    inv_degree = 1.0 / np.maximum(degree, 1)  # dangling vertices have no out-edge to weight
     pull = sp.csr_array((inv_degree[graph.sources], graph.sources, in_offsets), shape=(n, n))
     t0 = t_mark = time.perf_counter()
     if approach in ("static", "nd"):
@@ -81,7 +86,7 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
         affected = marking.frontier_initial(graph, batch)
     t_iter = time.perf_counter()
     if affected is None:
-        ranks, iterations, converged = _iterate_all(pull, start, options)
+        ranks, iterations, converged = _iterate_all(pull, start, options, dangling)
         count = n
     else:
         ranks, iterations, converged, count = _iterate_affected(
@@ -101,17 +106,22 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     return result
 
 
-def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions):
+def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions, dangling: np.ndarray):
     """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau.
 
-    Returns ranks, iterations and whether the last change met tau (False at the cap)."""
+    Dangling vertices (none under the paper's self-loop convention) spread their
+    rank over every vertex, as NetworkX's default does.
+
+    Returns ranks, iterations and whether the last change met tau (False at the cap).
+    """
     alpha = options.alpha
-    base = (1.0 - alpha) / pull.shape[0]
+    n = pull.shape[0]
+    base = (1.0 - alpha) / n
     iterations = 0
     while True:
         new = pull @ ranks
         new *= alpha
-        new += base
+        new += (base + alpha * ranks[dangling].sum() / n) if dangling.size else base
         delta = float(np.max(np.abs(new - ranks)))
         ranks = new
         iterations += 1

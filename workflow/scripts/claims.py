@@ -1,0 +1,13 @@
+"""Write results/claims.csv: the paper's headline claims beside this run's measurements."""
+
+from dynpr.jobs import script_errors
+
+with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
+    from dynpr.claims import evaluate
+    from dynpr.fileio import atomic_path
+    from dynpr.results import read_csv
+
+    claims = evaluate(read_csv(snakemake.input.summary))
+    with atomic_path(snakemake.output[0]) as tmp:
+        claims.to_csv(tmp, index=False)
+    log(f"{len(claims)} claims: " + ", ".join(f"{v} {n}" for v, n in claims["verdict"].value_counts().items()))
