@@ -5,32 +5,13 @@
 import os
 import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 configfile: "config.yaml"
 
-
-def _check_config_values():
-    import yaml
-    from snakemake.exceptions import WorkflowError
-
-    from dynpr.errors import InputError
-    from dynpr.validate import check_config_values
-
-    with open("workflow/schemas/config.schema.yaml") as fh:
-        schema = yaml.safe_load(fh)
-    try:
-        check_config_values(config, schema, "config")
-    except InputError as err:
-        raise WorkflowError(f"dynpr: {err}") from None
-
-
-validate(config, "workflow/schemas/config.schema.yaml")
-# what the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs
-_check_config_values()
 
 # Jobs import dynpr from this checkout, also inside the per-rule conda environments
 # (--use-conda; workflow/envs/*.yaml hold its dependencies, not dynpr itself).

@@ -84,7 +84,7 @@ def test_scenarios_read_the_pipeline_batch_files(tmp_path):
     batches = [random_batch(graph, 0.05, 0.8, rng) for _ in range(3)]
     graph.save(tmp_path / "g.npz")
     base.save(tmp_path / "base.npz")
-    write_batches(tmp_path / "b.npz", batches, graph="g", experiment="random", fraction=0.05)
+    write_batches(tmp_path / "b.npz", batches, made_for=graph, graph="g", experiment="random", fraction=0.05)
     graphs = {"g": str(tmp_path / "g.npz")}
 
     independent = list(bench._scenarios(bench.BatchFile("g", 0.05, str(tmp_path / "b.npz")), graphs))
@@ -97,7 +97,7 @@ def test_scenarios_read_the_pipeline_batch_files(tmp_path):
     for _ in range(3):  # each slice drawn on the graph the previous ones left
         slices.append(random_batch(states[-1], 0.05, 0.8, rng))
         states.append(apply_batch(states[-1], slices[-1]))
-    write_batches(tmp_path / "t.npz", slices, graph="g", experiment="temporal", fraction=0.05)
+    write_batches(tmp_path / "t.npz", slices, made_for=base, graph="g", experiment="temporal", fraction=0.05)
     chained = list(bench._scenarios(bench.BatchFile("g", 0.05, str(tmp_path / "t.npz"), str(tmp_path / "base.npz")),
                                     graphs))
     assert len(chained) == 3 and all(s[4] for s in chained)

@@ -162,10 +162,13 @@ def static_variants(graphs: dict[str, str], variants, repeats: int, device: str,
 def _scenarios(batch_file: BatchFile, graphs: dict[str, str]):
     """Yield (index, old, new, batch, chained) of one batch file: temporal slices applied one after
     another from their base graph (``chained``), or random batches each applied to the graph."""
-    from dynpr.batches import apply_batch, read_batches
+    from dynpr.batches import apply_batch, read_batch_params, read_batches
+    from dynpr.validate import check_made_for
 
     chained = batch_file.base is not None
-    old = load_graph(batch_file.base if chained else graphs[batch_file.graph])
+    start = batch_file.base if chained else graphs[batch_file.graph]
+    old = load_graph(start)
+    check_made_for(batch_file.batches, read_batch_params(batch_file.batches), old, start)
     for index, batch in enumerate(read_batches(batch_file.batches)):
         new = apply_batch(old, batch)
         yield index, old, new, batch, chained

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dynpr.errors import InputError
 from dynpr.fileio import atomic_path
 
 #: file name endings :func:`write_table` accepts
@@ -81,14 +82,16 @@ def check_table_path(path: str | Path) -> None:
 
     Raises
     ------
-    ValueError
-        If the name ends in none of :data:`TABLE_SUFFIXES`, or is Parquet without pyarrow installed.
+    InputError
+        If the path is a folder, ends in none of :data:`TABLE_SUFFIXES`, or is Parquet without pyarrow installed.
     """
     name = str(path)
+    if Path(path).is_dir():
+        raise InputError(f"--ranks-out {name}: is a folder; give a file name")
     if not name.endswith(TABLE_SUFFIXES):
-        raise ValueError(f"{name}: ranks table must end in {', '.join(TABLE_SUFFIXES)}")
+        raise InputError(f"{name}: ranks table must end in {', '.join(TABLE_SUFFIXES)}")
     if name.endswith(".parquet") and importlib.util.find_spec("pyarrow") is None:
-        raise ValueError(f"{name}: writing Parquet needs pyarrow (pip install pyarrow); or name a .csv file")
+        raise InputError(f"{name}: writing Parquet needs pyarrow (pip install pyarrow); or name a .csv file")
 
 
 def write_table(frames: list[pd.DataFrame], path: str | Path) -> None:

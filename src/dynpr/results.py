@@ -225,11 +225,19 @@ def read_csv(path: str | Path, expected: Mapping[str, dict] | None = None) -> pd
         raise ResultsError(f"{source}: empty file; {_rerun(source)}") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as err:
         raise ResultsError(f"{source}: not a results CSV ({str(err).strip()}); {_rerun(source)}") from None
+    if not _ends_with_newline(path):  # write_csv ends every row; a file cut mid-row does not
+        raise ResultsError(f"{source}: its last row is cut short (no line end); {_rerun(source)}")
     df = _coerce(df, source)
     check_values(df, source)
     if expected is not None:
         check_complete(df, source, expected)
     return df
+
+
+def _ends_with_newline(path: str | Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, 2)  # read_csv refused empty files already
+        return f.read(1) == b"\n"
 
 
 def concat_runs(paths: Iterable[str | Path], expected: Mapping[str, dict] | None = None) -> pd.DataFrame:

@@ -1,13 +1,34 @@
-# Shared helpers: catalog lookups, input functions, wildcard constraints.
+# Shared helpers: config checks, catalog lookups, input functions, wildcard constraints.
 # Sections are owned by the rule files that use them; keep each one small.
 
 import importlib.util
+import os
 import re
 
+import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
 from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
+from dynpr.errors import InputError
 from dynpr.snakemake_jobs import fraction_label
+from dynpr.validate import check_config_values as check_values_against_schema
+
+CONFIG_SCHEMA = "../schemas/config.schema.yaml"
+
+
+def check_config_values():
+    """What the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs."""
+    with open(os.path.join(workflow.current_basedir, CONFIG_SCHEMA)) as fh:
+        schema = yaml.safe_load(fh)
+    try:
+        check_values_against_schema(config, schema, "config")
+    except InputError as err:
+        raise WorkflowError(f"dynpr: {err}") from None
+
+
+validate(config, CONFIG_SCHEMA)
+check_config_values()
 
 CATALOG = load_catalog("datasets/catalog.yaml")
 
@@ -159,7 +180,7 @@ def temporal_datasets():
 
 
 def bench_graph_names():
-    """Graphs rule bench reads: the static comparison's and the ablation's, each once."""
+    """Graphs the bench rule reads (the static comparison's and the ablation's, each once)."""
     return list(dict.fromkeys(config["bench"]["graphs"] + config["bench"]["ablation_graphs"]))
 
 
@@ -177,7 +198,7 @@ def bench_batch_files():
 
 
 def bench_rule_inputs(wildcards):
-    """Inputs of rule bench: the prepared graphs (in :func:`bench_graph_names` order, which
+    """Inputs of the bench rule, the prepared graphs (in :func:`bench_graph_names` order, which
     params.bench_graphs repeats) and every batch file of the ablation."""
     batches = [path for f in bench_batch_files() for path in (f["batches"], f["base"]) if path]
     return {"graphs": [f"results/graphs/{d}.npz" for d in bench_graph_names()],
@@ -189,7 +210,7 @@ BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ab
 
 
 def bench_inputs(wildcards=None):
-    """Tables the bench figures plot: rule bench's with a GPU config (:data:`GPU_CONFIG`), else
+    """Tables the bench figures plot, the bench rule's with a GPU config (:data:`GPU_CONFIG`), else
     none (the figures then say there is no benchmark data). The CPU benchmarks' tables in
     results/bench are never inputs."""
     return list(BENCH_TABLES) if GPU_CONFIG else []

@@ -1,6 +1,6 @@
 """Write results/claims.csv: the paper's headline claims beside this run's measurements."""
 
-from dynpr.jobs import script_errors
+from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
     from dynpr.claims import evaluate
