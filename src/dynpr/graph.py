@@ -3,6 +3,13 @@
 A :class:`Graph` holds the out-edges (CSR of G, used for marking affected
 vertices) and the in-edges (CSR of the transpose G', used to pull ranks).
 Vertex ids are int32, offsets int64 so graphs beyond 2^31 edges fit.
+
+The graph operations every other module needs live here once: edge keys and
+membership (:func:`edge_keys`, :func:`contains_sorted`, :meth:`Graph.find_edges`),
+self-loop completion (:func:`with_self_loops`), dense renumbering
+(:func:`renumber`), CSR gathers (:func:`rows_of_positions`), the transpose
+(:func:`transpose_csr`) and row splicing (:func:`splice_csr`), which applies a
+batch in one pass over the arrays without building int64 keys for every edge.
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ import scipy.sparse as sp
 VERTEX_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
 MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
+# Rows of the source CSR transposed per step beyond SciPy's int32 limit (bounds the scratch arrays).
+_TRANSPOSE_BLOCK = 1 << 25
+# Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` works in blocks).
+_SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
 
 
 def edge_keys(src: np.ndarray, dst: np.ndarray, num_vertices: int) -> np.ndarray:
@@ -38,11 +49,164 @@ def unique_sorted(keys: np.ndarray) -> np.ndarray:
     return keys
 
 
-def _csr_from_sorted(rows: np.ndarray, cols: np.ndarray, num_vertices: int):
-    counts = np.bincount(rows, minlength=num_vertices)
-    offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets, cols.astype(VERTEX_DTYPE, copy=False)
+def contains_sorted(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Boolean mask: is each query value in ``sorted_keys`` (sorted ascending)."""
+    pos = np.searchsorted(sorted_keys, query)
+    found = pos < len(sorted_keys)
+    found[found] = sorted_keys[pos[found]] == query[found]
+    return found
+
+
+def with_self_loops(keys: np.ndarray, num_vertices: int) -> np.ndarray:
+    """Sorted unique edge keys plus the self-loop ``(v, v)`` of every vertex that lacks one."""
+    loops = np.arange(num_vertices, dtype=np.int64) * np.int64(num_vertices + 1)
+    missing = loops[~contains_sorted(keys, loops)]
+    return merge_disjoint(keys, missing)
+
+
+def merge_disjoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Merge two sorted arrays with no common element into one sorted array.
+
+    O(|a| + |b| log |a|): a sort of the concatenation would cost
+    O((|a|+|b|) log) on a graph-sized array.
+    """
+    if len(b) == 0:
+        return a
+    out = np.empty(len(a) + len(b), dtype=np.result_type(a, b))
+    at = np.searchsorted(a, b) + np.arange(len(b))
+    is_b = np.zeros(len(out), dtype=bool)
+    is_b[at] = True
+    out[at] = b
+    out[~is_b] = a
+    return out
+
+
+def renumber(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Renumber endpoint ids densely, in ascending order of the original ids.
+
+    Returns
+    -------
+    vertex_ids : ndarray of int64
+        Original id of each new id (sorted).
+    src, dst : ndarray of int64
+        The edges with new ids.
+    """
+    vertex_ids = unique_sorted(np.concatenate([src, dst]).astype(np.int64, copy=False))
+    return vertex_ids, np.searchsorted(vertex_ids, src), np.searchsorted(vertex_ids, dst)
+
+
+def rows_of_positions(offsets: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Row (vertex) of each position in a CSR's column array, int32: a gather by binary search."""
+    return (np.searchsorted(offsets, positions, side="right") - 1).astype(VERTEX_DTYPE)
+
+
+def row_lower_bound(offsets: np.ndarray, cols: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of the first entry ``>= value`` in each CSR row (rows sorted), int64.
+
+    A binary search over all queries at once: O(k log(max row length)) work
+    for k queries, no per-edge array (the row end when every entry is smaller).
+    """
+    lo = offsets[rows].astype(np.int64)
+    hi = offsets[np.asarray(rows, dtype=np.int64) + 1].astype(np.int64)
+    values = np.asarray(values)
+    if lo.size == 0:
+        return lo
+    last = max(len(cols) - 1, 0)
+    for _ in range(int(hi.max(initial=0) - lo.min(initial=0)).bit_length() + 1):
+        open_ = lo < hi
+        if not open_.any():
+            break
+        mid = (lo + hi) >> 1
+        right = open_ & (cols[np.minimum(mid, last)] < values)
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(open_ & ~right, mid, hi)
+    return lo
+
+
+def _find_in_rows(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.asarray(rows, dtype=np.int64)
+    pos = row_lower_bound(offsets, cols, rows, values)
+    found = pos < offsets[rows + 1]
+    found[found] = cols[pos[found]] == np.asarray(values)[found]
+    return found, pos
+
+
+def splice_csr(offsets: np.ndarray, cols: np.ndarray, del_pos: np.ndarray, ins_rows: np.ndarray,
+               ins_cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A CSR with some entries removed and others inserted, in one pass over the columns.
+
+    Parameters
+    ----------
+    offsets, cols : ndarray
+        The CSR (int64 offsets, int32 columns sorted within each row).
+    del_pos : ndarray of int64
+        Sorted, unique positions in ``cols`` to remove.
+    ins_rows, ins_cols : ndarray
+        Entries to insert, sorted by ``(row, col)``, none present after the removals.
+
+    Returns
+    -------
+    offsets, cols : ndarray
+        The new CSR, rows still sorted. Besides the output, the scratch is one
+        byte per entry (which output slots are new) plus the kept columns.
+    """
+    n = len(offsets) - 1
+    ins_rows = np.asarray(ins_rows, dtype=np.int64)
+    delta = np.bincount(ins_rows, minlength=n).astype(np.int64)
+    delta -= np.bincount(rows_of_positions(offsets, del_pos), minlength=n)
+    new_offsets = offsets.copy()
+    new_offsets[1:] += np.cumsum(delta)
+    at_old = row_lower_bound(offsets, cols, ins_rows, ins_cols)
+    # an inserted entry lands before the old entry at its lower bound, shifted by the
+    # removals before it and the insertions before it
+    at_new = at_old - np.searchsorted(del_pos, at_old) + np.arange(len(at_old))
+    new_cols = np.empty(int(new_offsets[-1]), dtype=cols.dtype)
+    is_new = np.zeros(len(new_cols), dtype=bool)
+    is_new[at_new] = True
+    new_cols[at_new] = ins_cols
+    if len(del_pos):
+        keep = np.ones(len(cols), dtype=bool)
+        keep[del_pos] = False
+        new_cols[~is_new] = cols[keep]
+    else:
+        new_cols[~is_new] = cols
+    return new_offsets, new_cols
+
+
+def transpose_csr(offsets: np.ndarray, cols: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR of the transpose, rows sorted (a counting sort: stable in the source rows).
+
+    Below 2^31 entries SciPy's linear CSR -> CSC does it (R-MAT scale 20, 16M
+    edges, 2 cores: 0.8 s, where an argsort by column took 2.4 s). Beyond, SciPy
+    switches to int64 indices and temporaries of ~17 bytes per edge, so the
+    source rows are transposed in blocks: each block's entries are sorted by
+    column (unique int64 keys ``col * block + index``) and scattered behind a
+    per-column cursor, so block after block the rows stay ascending.
+    """
+    m = len(cols)
+    if m <= _SCIPY_TRANSPOSE_LIMIT:
+        csc = sp.csr_array((np.ones(m, dtype=np.int8), cols, offsets), shape=(num_vertices, num_vertices)).tocsc()
+        return csc.indptr.astype(OFFSET_DTYPE), csc.indices.astype(VERTEX_DTYPE)
+    counts = np.bincount(cols, minlength=num_vertices)
+    in_offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(counts, out=in_offsets[1:])
+    del counts
+    cursor = in_offsets[:-1].copy()
+    sources = np.empty(m, dtype=VERTEX_DTYPE)
+    row_starts = np.searchsorted(offsets, np.arange(0, m, _TRANSPOSE_BLOCK), side="right") - 1
+    bounds = np.unique(np.append(row_starts, num_vertices))
+    for r0, r1 in zip(bounds[:-1], bounds[1:]):
+        e0, e1 = int(offsets[r0]), int(offsets[r1])
+        size = np.int64(e1 - e0)
+        order = np.sort(cols[e0:e1].astype(np.int64) * size + np.arange(size, dtype=np.int64))
+        col = order // size
+        order -= col * size  # index within the block, in (col, row) order
+        start_of_run = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+        run_len = np.diff(np.r_[start_of_run, len(col)])
+        rank = np.arange(len(col)) - np.repeat(start_of_run, run_len)
+        sources[cursor[col] + rank] = rows_of_positions(offsets, order + e0)
+        cursor[col[start_of_run]] += run_len
+    return in_offsets, sources
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +220,7 @@ class Graph:
     targets: np.ndarray  # int32, |E|, sorted within each row
     in_offsets: np.ndarray  # int64, |V|+1: in-edges of v are sources[in_offsets[v]:...]
     sources: np.ndarray  # int32, |E|, sorted within each row
+    vertex_ids: np.ndarray | None = None  # int64 original id of each vertex; None: the ids are the original ones
 
     @classmethod
     def from_edges(
@@ -98,29 +263,22 @@ class Graph:
                 f"{num_vertices} vertices do not fit int32 vertex ids (at most {MAX_VERTICES}); "
                 "renumber the graph's vertices densely"
             )
-        keys = edge_keys(src, dst, num_vertices)
+        keys = unique_sorted(edge_keys(src, dst, num_vertices))
         if self_loops:
-            loops = np.arange(num_vertices, dtype=np.int64)
-            keys = np.concatenate([keys, loops * np.int64(num_vertices) + loops])
-        return cls.from_keys(unique_sorted(keys), num_vertices)
+            keys = with_self_loops(keys, num_vertices)
+        return cls.from_keys(keys, num_vertices)
 
     @classmethod
     def from_keys(cls, keys: np.ndarray, num_vertices: int) -> "Graph":
         """Build a graph from sorted, unique edge keys (see :func:`edge_keys`)."""
-        n = np.int64(num_vertices)
-        rows, cols = np.divmod(keys, n)
-        offsets, targets = _csr_from_sorted(rows, cols, num_vertices)
-        if len(keys) < np.iinfo(np.int32).max:
-            # SciPy's CSR -> CSC is a linear counting sort that keeps rows ascending within
-            # each column: the same transpose as the stable argsort below (R-MAT scale 20,
-            # 16M edges, 2 cores: all of from_keys 0.8 s, the argsort transpose alone 2.4 s).
-            csc = sp.csr_array((np.ones(len(keys), dtype=np.int8), targets, offsets),
-                               shape=(num_vertices, num_vertices)).tocsc()
-            return cls(offsets, targets, csc.indptr.astype(OFFSET_DTYPE), csc.indices.astype(VERTEX_DTYPE))
-        # keys are sorted by row, so a stable sort by column orders the transpose by (col, row)
-        order = np.argsort(cols, kind="stable")
-        in_offsets, sources = _csr_from_sorted(cols[order], rows[order], num_vertices)
-        return cls(offsets, targets, in_offsets, sources)
+        rows, cols = np.divmod(keys, np.int64(num_vertices))
+        return cls.from_csr(csr_offsets(rows, num_vertices), cols.astype(VERTEX_DTYPE))
+
+    @classmethod
+    def from_csr(cls, offsets: np.ndarray, targets: np.ndarray, vertex_ids: np.ndarray | None = None) -> "Graph":
+        """Build a graph from its out-CSR (rows sorted, no duplicates); the transpose is computed."""
+        num_vertices = len(offsets) - 1
+        return cls(offsets, targets, *transpose_csr(offsets, targets, num_vertices), vertex_ids)
 
     @property
     def num_vertices(self) -> int:
@@ -129,6 +287,11 @@ class Graph:
     @property
     def num_edges(self) -> int:
         return len(self.targets)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the CSR and its transpose."""
+        return sum(a.nbytes for a in (self.offsets, self.targets, self.in_offsets, self.sources))
 
     @property
     def out_degree(self) -> np.ndarray:
@@ -150,14 +313,29 @@ class Graph:
         src, dst = self.edges()
         return edge_keys(src, dst, self.num_vertices)
 
+    def find_edges(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each ``(src[i], dst[i])`` is in the out-CSR, by binary search in row ``src[i]``.
+
+        Returns
+        -------
+        found : ndarray of bool
+        positions : ndarray of int64
+            Index into ``targets`` (of the edge when found, else where it would go).
+        """
+        return _find_in_rows(self.offsets, self.targets, src, dst)
+
+    def find_in_edges(self, dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each edge ``(src[i], dst[i])`` is in the transpose (row ``dst[i]`` of ``sources``)."""
+        return _find_in_rows(self.in_offsets, self.sources, dst, src)
+
     def has_edges(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Boolean mask: is each ``(src[i], dst[i])`` an edge of the graph."""
-        keys = self.keys()
-        query = edge_keys(np.asarray(src), np.asarray(dst), self.num_vertices)
-        pos = np.searchsorted(keys, query)
-        found = pos < len(keys)
-        found[found] = keys[pos[found]] == query[found]
-        return found
+        return self.find_edges(src, dst)[0]
+
+    def self_loop_count(self) -> int:
+        """Number of vertices with a self-loop."""
+        v = np.arange(self.num_vertices, dtype=np.int64)
+        return int(np.count_nonzero(self.has_edges(v, v)))
 
     def without_self_loops(self) -> "Graph":
         """The same graph with every self-loop removed."""
@@ -166,9 +344,11 @@ class Graph:
         return Graph.from_edges(src[keep], dst[keep], self.num_vertices, self_loops=False)
 
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
-        """Write the graph (and any extra arrays) to an ``.npz`` file atomically."""
+        """Write the graph (its ``vertex_ids`` too, and any extra arrays) to an ``.npz`` file atomically."""
         from dynpr.fileio import atomic_path
 
+        if self.vertex_ids is not None:
+            extra = {"vertex_ids": self.vertex_ids, **extra}
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, offsets=self.offsets, targets=self.targets,
@@ -176,6 +356,14 @@ class Graph:
 
     @classmethod
     def load(cls, path: str | Path) -> "Graph":
-        """Read a graph written by :meth:`save`."""
+        """Read a graph written by :meth:`save`, with its ``vertex_ids`` when stored."""
         with np.load(path) as data:
-            return cls(data["offsets"], data["targets"], data["in_offsets"], data["sources"])
+            ids = data["vertex_ids"] if "vertex_ids" in data.files else None
+            return cls(data["offsets"], data["targets"], data["in_offsets"], data["sources"], ids)
+
+
+def csr_offsets(rows: np.ndarray, num_vertices: int) -> np.ndarray:
+    """int64 CSR offsets of entries whose (sorted) rows are ``rows``."""
+    offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(rows, minlength=num_vertices), out=offsets[1:])
+    return offsets

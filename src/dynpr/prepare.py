@@ -17,7 +17,7 @@ import numpy as np
 
 from dynpr.catalog import Dataset, get_dataset, load_catalog
 from dynpr.fileio import sha256_file, write_text_atomic
-from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, unique_sorted
+from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.io import EdgeData, read_edges
 from dynpr.rmat import rmat_edges
 
@@ -78,8 +78,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         raise ValueError(f"{name}: negative vertex id {lo}")
     renumbered = edges.num_vertices is None
     if renumbered:
-        vertex_ids = unique_sorted(np.concatenate([src, dst]).astype(np.int64, copy=False))
-        src, dst = np.searchsorted(vertex_ids, src), np.searchsorted(vertex_ids, dst)
+        vertex_ids, src, dst = renumber(src, dst)
         n = len(vertex_ids)
     else:
         n = int(edges.num_vertices)
@@ -96,14 +95,11 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
     loops_in = src == dst
     n64 = np.int64(n)
     keys = unique_sorted(src.astype(np.int64) * n64 + dst)
-    distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
-    # add the self-loops the input lacks; both runs are sorted, so the stable
-    # sort (timsort) is a linear merge
-    loop_keys = np.arange(n, dtype=np.int64) * (n64 + 1)
-    pos = np.minimum(np.searchsorted(keys, loop_keys), len(keys) - 1)
-    missing = loop_keys[keys[pos] != loop_keys]
-    all_keys = np.sort(np.concatenate([keys, missing]), kind="stable")
+    all_keys = with_self_loops(keys, n)
+    distinct_loops = n - (len(all_keys) - len(keys))
     graph = Graph.from_keys(all_keys, n)
+    del all_keys
+    graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, vertex_ids)
     temporal = None
     if edges.time is not None:
         temporal = (src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE), edges.time.astype(np.int64, copy=False))
@@ -208,7 +204,7 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     if ds.kind == "generated":
         stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
     check_counts(stats, ds)
-    extra = {"vertex_ids": vertex_ids}
+    extra = {}
     if temporal is not None:
         extra.update({"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]})
     # json last: it is the rule's "done" marker, and a failure before it leaves neither file
@@ -220,18 +216,19 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
 
 
 def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
-    """Read a prepared graph.
+    """Read a prepared graph (the one loader: :meth:`Graph.load`, plus the temporal edges).
 
     Returns
     -------
     graph : Graph
+        With ``vertex_ids``, the original id of each vertex, when the file has them.
     temporal : tuple of (src int32, dst int32, time int64) or None
         The time-ordered edge list of a temporal graph.
     """
+    graph = Graph.load(npz_path)
     with np.load(npz_path) as data:
-        graph = Graph(data["offsets"], data["targets"], data["in_offsets"], data["sources"])
         temporal = None
-        if "temporal_src" in data:
+        if "temporal_src" in data.files:
             temporal = (data["temporal_src"], data["temporal_dst"], data["temporal_time"])
     return graph, temporal
 
