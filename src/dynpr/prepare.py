@@ -19,7 +19,7 @@ from dynpr.catalog import Dataset, get_dataset, load_catalog
 from dynpr.fileio import sha256_file, write_text_atomic
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.io import EdgeData, read_edges
-from dynpr.rmat import rmat_edges
+from dynpr.rmat import rmat_graph
 
 log = logging.getLogger("dynpr.prepare")
 
@@ -143,8 +143,49 @@ def check_counts(stats: dict, dataset: Dataset) -> None:
             )
 
 
+def generated_stats(graph: Graph) -> dict:
+    """The stats of :func:`build_graph` for a generated graph (distinct non-self-loop edges, self-loops added)."""
+    n = graph.num_vertices
+    touched = np.flatnonzero((np.diff(graph.offsets) > 1) | (np.diff(graph.in_offsets) > 1))
+    edges = graph.num_edges - n
+    return {
+        "vertices": n, "max_id": int(touched[-1]) if len(touched) else -1, "renumbered": False,
+        "distinct_vertices": len(touched), "edges": edges, "edges_with_self_loops": graph.num_edges,
+        "temporal_edges": None, "input_records": edges, "self_loops_in_input": 0,
+        "distinct_self_loops_in_input": 0, "duplicates_removed": 0,
+        "max_in_degree": int(graph.in_degree.max()), "max_out_degree": int(graph.out_degree.max()),
+    }
+
+
+def load_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Graph, Temporal | None, dict, str | None]:
+    """A dataset's graph from its source file, or generated in chunks (R-MAT).
+
+    Returns
+    -------
+    graph : Graph
+        With a self-loop on every vertex and ``vertex_ids`` when renumbered.
+    temporal : tuple or None
+    stats : dict
+        See :func:`build_graph`.
+    source_sha256 : str or None
+        None for generated graphs.
+    """
+    t0 = time.perf_counter()
+    if dataset.kind == "generated":
+        graph = rmat_graph(dataset.scale, dataset.edge_factor, dataset.seed)
+        log.info("%s: generated R-MAT scale %d edge factor %d in %.2f s", dataset.name, dataset.scale,
+                 dataset.edge_factor, time.perf_counter() - t0)
+        return graph, None, generated_stats(graph), None
+    edges, digest = read_dataset(dataset, source)
+    t_read = time.perf_counter() - t0
+    log.info("%s: read %d edge records in %.2f s", dataset.name, len(edges.src), t_read)
+    graph, temporal, _, stats = build_graph(edges, name=dataset.name)
+    log.info("%s: built CSR + transpose in %.2f s", dataset.name, time.perf_counter() - t0 - t_read)
+    return graph, temporal, stats, digest
+
+
 def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[EdgeData, str | None]:
-    """Parse a dataset's source file (or generate it) and verify its checksum.
+    """Parse a dataset's source file and verify its checksum.
 
     Parameters
     ----------
@@ -156,12 +197,10 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
     Returns
     -------
     edges : EdgeData
-    source_sha256 : str or None
-        None for generated graphs.
+    source_sha256 : str
     """
     if dataset.kind == "generated":
-        src, dst = rmat_edges(dataset.scale, dataset.edge_factor, dataset.seed)
-        return EdgeData(src, dst, num_vertices=1 << dataset.scale), None
+        raise ValueError(f"{dataset.name} is generated (R-MAT): build it with load_dataset")
     source = Path(source) if source is not None else dataset.source_path
     if not source.is_file():
         raise FileNotFoundError(f"{dataset.name}: source file {source} is missing; run "
@@ -193,13 +232,8 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     """
     ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
     t0 = time.perf_counter()
-    edges, digest = read_dataset(ds, source)
-    t_read = time.perf_counter() - t0
-    log.info("%s: read %d edge records in %.2f s", ds.name, len(edges.src), t_read)
-    graph, temporal, vertex_ids, stats = build_graph(edges, name=ds.name)
-    t_build = time.perf_counter() - t0 - t_read
-    log.info("%s: built CSR + transpose (%d vertices, %d edges with self-loops) in %.2f s",
-             ds.name, graph.num_vertices, graph.num_edges, t_build)
+    graph, temporal, stats, digest = load_dataset(ds, source)
+    log.info("%s: %d vertices, %d edges with self-loops", ds.name, graph.num_vertices, graph.num_edges)
     stats = {"dataset": ds.name, "kind": ds.kind, "format": ds.format, **stats, "source_sha256": digest}
     if ds.kind == "generated":
         stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
@@ -267,6 +301,5 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
         from dynpr.download import fetch_dataset
 
         fetch_dataset(ds)
-    edges, _ = read_dataset(ds)
-    built, temporal, _, _ = build_graph(edges, name=ds.name)
+    built, temporal, _, _ = load_dataset(ds)
     return built, temporal

@@ -1,0 +1,94 @@
+"""Paper-scale paths on small inputs: chunked R-MAT, blocked transpose, row search, memory checks."""
+
+from __future__ import annotations
+
+import jsonschema
+import numpy as np
+import pytest
+import yaml
+
+import dynpr.graph as graph_mod
+import dynpr.rmat as rmat_mod
+from dynpr.batches import random_batch
+from dynpr.catalog import load_catalog
+from dynpr.graph import Graph, row_lower_bound, transpose_csr
+from dynpr.hostmem import check_host_fits
+from dynpr.rmat import rmat_graph, rmat_raw_edges
+
+
+def test_row_lower_bound_matches_searchsorted_per_row(random_edges):
+    graph = Graph.from_edges(*random_edges(50, 600, seed=3))
+    rng = np.random.default_rng(0)
+    rows, values = rng.integers(0, 50, 400), rng.integers(-1, 52, 400)
+    got = row_lower_bound(graph.offsets, graph.targets, rows, values)
+    want = [graph.offsets[r] + np.searchsorted(graph.targets[graph.offsets[r]:graph.offsets[r + 1]], v)
+            for r, v in zip(rows, values)]
+    assert got.tolist() == want
+
+
+def test_blocked_transpose_equals_scipy(monkeypatch, random_edges):
+    graph = Graph.from_edges(*random_edges(300, 5000, seed=4))
+    monkeypatch.setattr(graph_mod, "_SCIPY_TRANSPOSE_LIMIT", 0)
+    monkeypatch.setattr(graph_mod, "_TRANSPOSE_BLOCK", 97)  # many blocks, rows split unevenly
+    in_offsets, sources = transpose_csr(graph.offsets, graph.targets, graph.num_vertices)
+    assert np.array_equal(in_offsets, graph.in_offsets) and np.array_equal(sources, graph.sources)
+    assert sources.dtype == np.int32 and in_offsets.dtype == np.int64
+
+
+def _chunked_reference(scale, edge_factor, seed, chunk):
+    """The documented streams, drawn and deduplicated in one piece."""
+    n, m = 1 << scale, edge_factor << scale
+    first = np.random.default_rng(seed)
+    parts = [rmat_raw_edges(scale, min(chunk, m), first)]
+    perm = first.permutation(n).astype(np.int32)
+    parts += [rmat_raw_edges(scale, min(chunk, m - s), np.random.default_rng([seed, i]))
+              for i, s in enumerate(range(chunk, m, chunk), start=1)]
+    src = perm[np.concatenate([p[0] for p in parts])]
+    dst = perm[np.concatenate([p[1] for p in parts])]
+    keep = src != dst
+    return Graph.from_edges(src[keep], dst[keep], n)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_chunked_rmat_is_the_documented_stream_for_any_thread_count(monkeypatch, threads):
+    monkeypatch.setattr(rmat_mod, "CHUNK_EDGES", 1000)  # 9 chunks
+    monkeypatch.setattr(rmat_mod, "_BUCKETS", 5)
+    got = rmat_graph(9, 16, seed=4, threads=threads)
+    want = _chunked_reference(9, 16, 4, 1000)
+    for name in ("offsets", "targets", "in_offsets", "sources"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+def test_one_chunk_rmat_is_the_single_stream_generator():
+    # at most CHUNK_EDGES drawn edges: exactly the pre-chunking generator (rmat-16..22 unchanged)
+    assert np.array_equal(rmat_graph(8, 8, seed=2).targets, _chunked_reference(8, 8, 2, 1 << 26).targets)
+
+
+def test_host_fits_check_is_one_line_before_allocating(monkeypatch):
+    monkeypatch.setattr(rmat_mod, "check_host_fits",
+                        lambda need, what: check_host_fits(need * 10**9, what))
+    with pytest.raises(MemoryError, match=r"^R-MAT scale 10 edge factor 16 needs [\d.]+ GiB of host memory, "
+                                          r"[\d.]+ GiB available$"):
+        rmat_graph(10, 16)
+
+
+def test_random_batch_deletes_only_non_loop_edges_when_some_vertices_lack_loops():
+    # vertices 0 and 3 have self-loops, 1 and 2 not: ranks must skip exactly the loop positions
+    graph = Graph.from_edges([0, 0, 1, 1, 2, 3, 3], [0, 1, 0, 2, 1, 0, 3], 4, self_loops=False)
+    seen = set()
+    for seed in range(40):
+        batch = random_batch(graph, 0.8, 0.0, np.random.default_rng(seed))
+        pairs = set(zip(batch.del_src.tolist(), batch.del_dst.tolist()))
+        assert len(pairs) == batch.deletions == 4 and all(u != v for u, v in pairs)
+        seen |= pairs
+    assert seen == {(0, 1), (1, 0), (1, 2), (2, 1), (3, 0)}
+
+
+def test_scale_config_validates_and_names_catalog_graphs(repo_root):
+    base = yaml.safe_load((repo_root / "config.yaml").read_text())
+    scale = yaml.safe_load((repo_root / "config/scale.yaml").read_text())
+    merged = {**base, **{k: ({**base[k], **v} if isinstance(v, dict) else v) for k, v in scale.items()}}
+    jsonschema.validate(merged, yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text()))
+    catalog = load_catalog()
+    sizes = [(catalog[name].scale, catalog[name].edge_factor) for name in scale["datasets"]]
+    assert sizes == [(24, 16), (25, 16), (26, 16), (26, 32)]
