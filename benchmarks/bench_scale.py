@@ -1,0 +1,201 @@
+"""Benchmark the pipeline's stages at paper scale: R-MAT graphs of up to 2.1 billion edges.
+
+Per graph, in a child process of its own (so one graph's memory never counts
+against the next): generate (chunked R-MAT, CSR + transpose), prepare (stats
+and the ``.npz`` written, then read back), upload to the GPU, Static, and per
+batch fraction: make a random batch, apply it on the host, upload the new
+graph, DF-P from the Static ranks. Every stage gets its wall time, the peak
+host RSS within the stage (``VmHWM``, reset through ``/proc/self/clear_refs``
+before it), the peak bytes in CuPy's pool during it and the device memory in
+use at its end (``cudaMemGetInfo``). Static's row also rates its bandwidth by
+the bytes model of :func:`dynpr.bench.bytes_per_iteration` against a
+device-to-device copy. Rows go to ``results/bench/scale.csv`` (rewritten
+after every graph, atomically) with device, commit and parameters.
+
+Usage::
+
+    python benchmarks/bench_scale.py --graphs 22 24 25 26 26x32 --fractions 1e-6 1e-4
+    python benchmarks/bench_scale.py --graphs 12 --backend cpu   # a smoke test
+
+A graph is ``SCALE`` (edge factor 16) or ``SCALExEDGEFACTOR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import tempfile
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from multiprocessing import get_context
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+GIB = float(1 << 30)
+SEED = 1  # the catalog's R-MAT seed
+BATCH_SEED = 42  # the config's seed
+
+
+def _reset_peak_rss() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
+    except OSError:
+        pass
+
+
+def _peak_rss_gib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024 / GIB
+    return math.nan
+
+
+class _GpuPeak:
+    """Peak bytes in use in CuPy's default pool, through an allocator that records it."""
+
+    def __init__(self):
+        import cupy
+
+        self.cupy = cupy
+        self.pool = cupy.get_default_memory_pool()
+        self.peak = 0
+
+        def malloc(size):
+            memory = self.pool.malloc(size)
+            self.peak = max(self.peak, self.pool.used_bytes())
+            return memory
+
+        cupy.cuda.set_allocator(malloc)
+
+    def reset(self) -> None:
+        self.pool.free_all_blocks()
+        self.peak = self.pool.used_bytes()
+
+    def fields(self) -> dict:
+        free, total = self.cupy.cuda.runtime.memGetInfo()
+        return {"peak_gpu_pool_gib": self.peak / GIB, "gpu_in_use_gib": (total - free) / GIB}
+
+
+def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) -> list[dict]:
+    """Every stage on one graph; runs in a child process."""
+    import numpy as np
+
+    from dynpr.backend import device_name
+    from dynpr.batches import apply_batch, batch_rng, random_batch
+    from dynpr.graph import Graph
+    from dynpr.pagerank import static, update
+    from dynpr.pagerank.options import PageRankOptions
+    from dynpr.prepare import generated_stats
+    from dynpr.rmat import rmat_graph
+
+    scale, _, factor = spec.partition("x")
+    scale, factor = int(scale), int(factor or 16)
+    name = f"rmat-{scale}" + ("" if factor == 16 else f"-ef{factor}")
+    gpu = _GpuPeak() if backend == "gpu" else None
+    rows: list[dict] = []
+    common = {"graph": name, "scale": scale, "edge_factor": factor, "backend": backend,
+              "device": device_name(backend), "host": device_name("cpu")}
+
+    @contextmanager
+    def stage(label: str, **fields):
+        gc.collect()
+        _reset_peak_rss()
+        if gpu:
+            gpu.reset()
+        extra: dict = {}
+        t0 = time.perf_counter()
+        yield extra
+        if gpu:
+            gpu.cupy.cuda.Device().synchronize()
+        row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": _peak_rss_gib(),
+               **(gpu.fields() if gpu else {}), **fields, **extra}
+        rows.append(row)
+        print(f"{name} {label}{'' if 'fraction' not in fields else ' ' + str(fields['fraction'])}: "
+              f"{row['wall_s']:.2f} s, peak RSS {row['peak_rss_gib']:.2f} GiB"
+              + (f", GPU pool peak {row['peak_gpu_pool_gib']:.2f} GiB" if gpu else "")
+              + "".join(f", {k}={v}" for k, v in extra.items()), flush=True)
+
+    options = PageRankOptions()
+    if gpu:
+        from dynpr import bench
+        from dynpr.gpu.device import to_device
+
+        copy = bench.copy_gbps()
+        warm = Graph.from_edges([0, 1, 2], [1, 2, 0])  # compiles the kernels outside the timed stages
+        update("dfp", warm, warm, None, static(warm, options, backend="gpu").ranks, options, backend="gpu")
+    with stage("generate"):
+        graph = rmat_graph(scale, factor, SEED)
+    common.update(vertices=graph.num_vertices, edges=graph.num_edges, graph_gib=graph.nbytes / GIB)
+    rows[-1].update(common)
+    path = Path(workdir) / f"{name}.npz"
+    with stage("prepare (stats, write npz)") as out:
+        out["non_loop_edges"] = generated_stats(graph)["edges"]
+        graph.save(path)
+    del graph
+    with stage("read prepared npz"):
+        graph = Graph.load(path)
+    path.unlink()
+    if gpu:
+        with stage("upload"):
+            to_device(graph)
+    with stage("static") as out:
+        base = static(graph, options, backend=backend)
+        out.update(pagerank_ms=base.time_ms, iterations=base.iterations)
+        if gpu:
+            achieved = bench.bytes_per_iteration(graph.num_vertices, graph.num_edges) * base.iterations
+            out.update(achieved_gbps=achieved / base.time_ms / 1e6, copy_gbps=copy,
+                       bandwidth_share=achieved / base.time_ms / 1e6 / copy)
+    for fraction in fractions:
+        with stage("make batch", fraction=fraction) as out:
+            batch = random_batch(graph, fraction, 0.8, batch_rng(BATCH_SEED, name, fraction, 0))
+            out.update(batch_edges=batch.deletions + batch.insertions)
+        with stage("apply batch (host)", fraction=fraction):
+            new = apply_batch(graph, batch)
+        if gpu:
+            with stage("upload new graph", fraction=fraction):
+                to_device(new)
+        with stage("dfp", fraction=fraction) as out:
+            res = update("dfp", graph, new, batch, base.ranks, options, backend=backend)
+            out.update(pagerank_ms=res.time_ms, iterations=res.iterations, affected=res.affected)
+        del new, batch, res
+    return rows
+
+
+def main(argv=None) -> None:
+    from dynpr.fileio import atomic_path
+    from dynpr.results import git_commit, timestamp
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=["22", "24", "25", "26", "26x32"])
+    parser.add_argument("--fractions", nargs="+", type=float, default=[1e-6, 1e-4])
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="gpu")
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "scale.csv"))
+    args = parser.parse_args(argv)
+    commit, rows = git_commit(ROOT), []
+    for spec in args.graphs:
+        with tempfile.TemporaryDirectory() as workdir, \
+                ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+            try:
+                rows += pool.submit(_graph_run, spec, args.fractions, args.backend, workdir).result()
+            except BrokenProcessPool:
+                rows.append({"graph": spec, "stage": "failed", "error": "child process died (killed: out of memory?)"})
+            except Exception as err:  # noqa: BLE001 - a failed graph is a row, the others still run
+                traceback.print_exc()
+                rows.append({"graph": spec, "stage": "failed", "error": f"{type(err).__name__}: {err}"})
+        table = pd.DataFrame(rows).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
+                                          batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(out) as tmp:
+            table.to_csv(tmp, index=False)
+        print(f"wrote {out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
