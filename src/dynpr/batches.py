@@ -30,6 +30,7 @@ import numpy as np
 from dynpr.fileio import atomic_path
 from dynpr.graph import (VERTEX_DTYPE, Graph, contains_sorted, edge_keys, rows_of_positions, splice_csr,
                          unique_sorted)
+from dynpr.hostmem import check_host_fits
 
 _FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
 _POINTERS = ("del_ptr", "ins_ptr")
@@ -519,6 +520,9 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
     for what, ids in (("batch deletions", batch.del_src), ("batch deletions", batch.del_dst),
                       ("batch insertions", batch.ins_src), ("batch insertions", batch.ins_dst)):
         _check_ids(what, ids, n)
+    # the new CSR and transpose, plus splice_csr's scratch (kept columns, two masks)
+    check_host_fits(graph.nbytes + 6 * graph.num_edges + 64 * (batch.deletions + batch.insertions),
+                    f"applying a batch to a graph of {graph.num_edges:,} edges")
 
     loops = batch.del_src == batch.del_dst
     del_keys = edge_keys(batch.del_src[~loops], batch.del_dst[~loops], n)

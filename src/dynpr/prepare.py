@@ -18,6 +18,7 @@ import numpy as np
 from dynpr.catalog import Dataset, get_dataset, load_catalog
 from dynpr.fileio import sha256_file, write_text_atomic
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
+from dynpr.hostmem import check_host_fits
 from dynpr.io import EdgeData, read_edges
 from dynpr.rmat import rmat_graph
 
@@ -89,6 +90,8 @@ def build_graph(edges: EdgeData, *, name: str = "graph") -> tuple[Graph, Tempora
         raise ValueError(
             f"{name}: {n} vertices do not fit int32 vertex ids (at most {MAX_VERTICES})"
         )
+    # int64 keys, their sort, the CSR's rows and columns before narrowing, the transpose's scratch
+    check_host_fits(40 * len(src) + 24 * n, f"{name}: graph")
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
     seen[dst] = True
