@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from dynpr.fileio import atomic_path
-from dynpr.graph import (VERTEX_DTYPE, Graph, contains_sorted, edge_keys, rows_of_positions, splice_csr,
-                         unique_sorted)
+from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, rows_of_positions,
+                         splice_csr, to_host, unique_sorted)
 from dynpr.hostmem import check_host_fits
 
 _FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
@@ -360,9 +360,8 @@ def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.ran
     exceed 1/50 of the edges, that is for fraction 0.1.
     """
     n = graph.num_vertices
-    v = np.arange(n, dtype=np.int64)
-    has_loop, loop_pos = graph.find_edges(v, v)
-    loop_pos = loop_pos[has_loop]  # ascending: rows are in order
+    loop_pos = graph.self_loop_positions
+    loop_pos = loop_pos[loop_pos >= 0]  # ascending: rows are in order
     non_loop = graph.num_edges - len(loop_pos)
     insertions, deletions = random_batch_sizes(non_loop, fraction, insert_share)
     if deletions > non_loop:
@@ -373,7 +372,7 @@ def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.ran
     # the rank-r non-loop edge sits at r plus the number of self-loops before it;
     # loop_pos[j] - j is the rank of the first non-loop edge after the j-th self-loop
     picked = ranks + np.searchsorted(loop_pos - np.arange(len(loop_pos)), ranks, side="right")
-    return Batch(rows_of_positions(graph.offsets, picked), graph.targets[picked], ins_src, ins_dst)
+    return Batch(to_host(rows_of_positions(graph.offsets, picked)), to_host(graph.targets[picked]), ins_src, ins_dst)
 
 
 # --------------------------------------------------------------------------- files
@@ -521,8 +520,9 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
                       ("batch insertions", batch.ins_src), ("batch insertions", batch.ins_dst)):
         _check_ids(what, ids, n)
     # the new CSR and transpose, plus splice_csr's scratch (kept columns, two masks)
-    check_host_fits(graph.nbytes + 6 * graph.num_edges + 64 * (batch.deletions + batch.insertions),
-                    f"applying a batch to a graph of {graph.num_edges:,} edges")
+    if array_module(graph.targets) is np:
+        check_host_fits(graph.nbytes + 6 * graph.num_edges + 64 * (batch.deletions + batch.insertions),
+                        f"applying a batch to a graph of {graph.num_edges:,} edges")
 
     loops = batch.del_src == batch.del_dst
     del_keys = edge_keys(batch.del_src[~loops], batch.del_dst[~loops], n)
@@ -536,8 +536,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
     # present after the deletions: an edge both deleted and inserted is deleted, then inserted again
     present = graph.has_edges(ins_src, ins_dst) & ~contains_sorted(edge_keys(del_src, del_dst, n), ins_unique)
     new = ins_unique[~present]
-    v = np.arange(n, dtype=np.int64)
-    loop_keys = v[~graph.has_edges(v, v)] * np.int64(n + 1)  # every vertex keeps (or gets) its self-loop
+    loop_keys = np.flatnonzero(graph.self_loop_positions < 0) * np.int64(n + 1)  # every vertex keeps (or gets) one
     added = unique_sorted(np.concatenate([new, loop_keys]))
     add_src, add_dst = _split_keys(added, n)
 

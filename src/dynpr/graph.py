@@ -15,6 +15,7 @@ batch in one pass over the arrays without building int64 keys for every edge.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,27 @@ MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
 _TRANSPOSE_BLOCK = 1 << 25
 # Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` works in blocks).
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
+
+
+def array_module(a):
+    """``numpy``, or ``cupy`` for a CuPy array: a :class:`Graph` may hold either (see :mod:`dynpr.gpu.resident`)."""
+    if type(a).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def to_host(a) -> np.ndarray:
+    """A NumPy array of ``a`` (copied from the device when it is a CuPy array)."""
+    return a.get() if array_module(a) is not np else np.asarray(a)
+
+
+def _counts(xp, rows, n: int):
+    """int64 entries per row; CuPy's bincount rejects an empty input."""
+    if len(rows) == 0:
+        return xp.zeros(n, dtype=np.int64)
+    return xp.bincount(rows, minlength=n).astype(np.int64)
 
 
 def edge_keys(src: np.ndarray, dst: np.ndarray, num_vertices: int) -> np.ndarray:
@@ -95,50 +117,57 @@ def renumber(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return vertex_ids, np.searchsorted(vertex_ids, src), np.searchsorted(vertex_ids, dst)
 
 
-def rows_of_positions(offsets: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def rows_of_positions(offsets, positions):
     """Row (vertex) of each position in a CSR's column array, int32: a gather by binary search."""
-    return (np.searchsorted(offsets, positions, side="right") - 1).astype(VERTEX_DTYPE)
+    xp = array_module(offsets)
+    return (xp.searchsorted(offsets, xp.asarray(positions), side="right") - 1).astype(VERTEX_DTYPE)
 
 
-def row_lower_bound(offsets: np.ndarray, cols: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+def row_lower_bound(offsets, cols, rows, values):
     """Position of the first entry ``>= value`` in each CSR row (rows sorted), int64.
 
     A binary search over all queries at once: O(k log(max row length)) work
     for k queries, no per-edge array (the row end when every entry is smaller).
+    NumPy or CuPy, as ``cols`` is.
     """
+    xp = array_module(cols)
+    rows = xp.asarray(rows, dtype=np.int64)
+    values = xp.asarray(values)
     lo = offsets[rows].astype(np.int64)
-    hi = offsets[np.asarray(rows, dtype=np.int64) + 1].astype(np.int64)
-    values = np.asarray(values)
+    hi = offsets[rows + 1].astype(np.int64)
     if lo.size == 0:
         return lo
     last = max(len(cols) - 1, 0)
-    for _ in range(int(hi.max(initial=0) - lo.min(initial=0)).bit_length() + 1):
+    for _ in range(int((hi - lo).max()).bit_length() + 1):
         open_ = lo < hi
-        if not open_.any():
+        if not bool(open_.any()):
             break
         mid = (lo + hi) >> 1
-        right = open_ & (cols[np.minimum(mid, last)] < values)
-        lo = np.where(right, mid + 1, lo)
-        hi = np.where(open_ & ~right, mid, hi)
+        right = open_ & (cols[xp.minimum(mid, last)] < values)
+        lo = xp.where(right, mid + 1, lo)
+        hi = xp.where(open_ & ~right, mid, hi)
     return lo
 
 
 def _find_in_rows(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.asarray(rows, dtype=np.int64)
+    """Host ``(found, position)`` of each query; the search runs where the CSR lives."""
+    xp = array_module(cols)
+    rows = xp.asarray(rows, dtype=np.int64)
+    values = xp.asarray(values)
     pos = row_lower_bound(offsets, cols, rows, values)
     found = pos < offsets[rows + 1]
-    found[found] = cols[pos[found]] == np.asarray(values)[found]
-    return found, pos
+    found[found] = cols[pos[found]] == values[found]
+    return to_host(found), to_host(pos)
 
 
-def splice_csr(offsets: np.ndarray, cols: np.ndarray, del_pos: np.ndarray, ins_rows: np.ndarray,
-               ins_cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     """A CSR with some entries removed and others inserted, in one pass over the columns.
 
     Parameters
     ----------
     offsets, cols : ndarray
-        The CSR (int64 offsets, int32 columns sorted within each row).
+        The CSR (int64 offsets, int32 columns sorted within each row), NumPy or
+        CuPy: the splice runs where they are.
     del_pos : ndarray of int64
         Sorted, unique positions in ``cols`` to remove.
     ins_rows, ins_cols : ndarray
@@ -150,22 +179,24 @@ def splice_csr(offsets: np.ndarray, cols: np.ndarray, del_pos: np.ndarray, ins_r
         The new CSR, rows still sorted. Besides the output, the scratch is one
         byte per entry (which output slots are new) plus the kept columns.
     """
+    xp = array_module(cols)
     n = len(offsets) - 1
-    ins_rows = np.asarray(ins_rows, dtype=np.int64)
-    delta = np.bincount(ins_rows, minlength=n).astype(np.int64)
-    delta -= np.bincount(rows_of_positions(offsets, del_pos), minlength=n)
+    del_pos = xp.asarray(del_pos, dtype=np.int64)
+    ins_rows = xp.asarray(ins_rows, dtype=np.int64)
+    ins_cols = xp.asarray(ins_cols, dtype=cols.dtype)
+    delta = _counts(xp, ins_rows, n) - _counts(xp, rows_of_positions(offsets, del_pos), n)
     new_offsets = offsets.copy()
-    new_offsets[1:] += np.cumsum(delta)
+    new_offsets[1:] += xp.cumsum(delta)
     at_old = row_lower_bound(offsets, cols, ins_rows, ins_cols)
     # an inserted entry lands before the old entry at its lower bound, shifted by the
     # removals before it and the insertions before it
-    at_new = at_old - np.searchsorted(del_pos, at_old) + np.arange(len(at_old))
-    new_cols = np.empty(int(new_offsets[-1]), dtype=cols.dtype)
-    is_new = np.zeros(len(new_cols), dtype=bool)
+    at_new = at_old - xp.searchsorted(del_pos, at_old) + xp.arange(len(at_old))
+    new_cols = xp.empty(int(new_offsets[-1]), dtype=cols.dtype)
+    is_new = xp.zeros(len(new_cols), dtype=bool)
     is_new[at_new] = True
     new_cols[at_new] = ins_cols
     if len(del_pos):
-        keep = np.ones(len(cols), dtype=bool)
+        keep = xp.ones(len(cols), dtype=bool)
         keep[del_pos] = False
         new_cols[~is_new] = cols[keep]
     else:
@@ -332,10 +363,16 @@ class Graph:
         """Boolean mask: is each ``(src[i], dst[i])`` an edge of the graph."""
         return self.find_edges(src, dst)[0]
 
-    def self_loop_count(self) -> int:
-        """Number of vertices with a self-loop."""
+    @cached_property
+    def self_loop_positions(self) -> np.ndarray:
+        """Host int64 position in ``targets`` of each vertex's self-loop, -1 where it has none.
+
+        One binary search per vertex, computed once per graph (the graph never changes).
+        """
         v = np.arange(self.num_vertices, dtype=np.int64)
-        return int(np.count_nonzero(self.has_edges(v, v)))
+        found, pos = self.find_edges(v, v)
+        pos[~found] = -1
+        return pos
 
     def without_self_loops(self) -> "Graph":
         """The same graph with every self-loop removed."""
