@@ -4,8 +4,9 @@ Per graph, in a child process of its own (so one graph's memory never counts
 against the next): generate (chunked R-MAT, CSR + transpose), prepare (stats
 and the ``.npz`` written, then read back; the GPU machine lacks jsonschema, so
 the catalog is not read), upload to the GPU, Static, and per
-batch fraction: make a random batch, apply it on the host, upload the new
-graph, DF-P from the Static ranks. Every stage gets its wall time, the peak
+batch fraction: make a random batch, apply it on the host and (GPU) on the
+device-resident graph, check both give the same arrays, DF-P from the Static
+ranks on the device-applied graph. Every stage gets its wall time, the peak
 host RSS within the stage (``VmHWM``, reset through ``/proc/self/clear_refs``
 before it), the peak bytes in CuPy's pool during it and the device memory in
 use at its end (``cudaMemGetInfo``). Static's row also rates its bandwidth by
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import math
 import tempfile
 import time
@@ -83,12 +85,11 @@ class _GpuPeak:
         return {"peak_gpu_pool_gib": self.peak / GIB, "gpu_in_use_gib": (total - free) / GIB}
 
 
-def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) -> list[dict]:
-    """Every stage on one graph; runs in a child process."""
-    import numpy as np
-
+def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) -> None:
+    """Every stage on one graph; runs in a child process and appends each row to
+    ``workdir/rows.jsonl`` as soon as it is measured (rows survive a crash)."""
     from dynpr.backend import device_name
-    from dynpr.batches import apply_batch, batch_rng, random_batch
+    from dynpr.batches import Batch, apply_batch, batch_rng, random_batch
     from dynpr.graph import Graph
     from dynpr.pagerank import static, update
     from dynpr.pagerank.options import PageRankOptions
@@ -116,6 +117,8 @@ def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) ->
         row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": _peak_rss_gib(),
                **(gpu.fields() if gpu else {}), **fields, **extra}
         rows.append(row)
+        with open(Path(workdir) / "rows.jsonl", "a") as fh:
+            fh.write(json.dumps(row) + "\n")
         print(f"{name} {label}{'' if 'fraction' not in fields else ' ' + str(fields['fraction'])}: "
               f"{row['wall_s']:.2f} s, peak RSS {row['peak_rss_gib']:.2f} GiB"
               + (f", GPU pool peak {row['peak_gpu_pool_gib']:.2f} GiB" if gpu else "")
@@ -125,14 +128,15 @@ def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) ->
     if gpu:
         from dynpr import bench
         from dynpr.gpu.device import to_device
+        from dynpr.gpu.resident import to_resident
 
         copy = bench.copy_gbps()
         warm = Graph.from_edges([0, 1, 2], [1, 2, 0])  # compiles the kernels outside the timed stages
-        update("dfp", warm, warm, None, static(warm, options, backend="gpu").ranks, options, backend="gpu")
-    with stage("generate"):
+        update("dfp", warm, warm, Batch.empty(), static(warm, options, backend="gpu").ranks, options, backend="gpu")
+    with stage("generate") as out:
         graph = rmat_graph(scale, factor, SEED)
-    common.update(vertices=graph.num_vertices, edges=graph.num_edges, graph_gib=graph.nbytes / GIB)
-    rows[-1].update(common)
+        common.update(vertices=graph.num_vertices, edges=graph.num_edges, graph_gib=graph.nbytes / GIB)
+        out.update(common)
     path = Path(workdir) / f"{name}.npz"
     with stage("prepare (stats, write npz)") as out:
         out["non_loop_edges"] = graph.num_edges - graph.num_vertices  # R-MAT: one self-loop per vertex added
@@ -141,9 +145,12 @@ def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) ->
     with stage("read prepared npz"):
         graph = Graph.load(path)
     path.unlink()
+    host = graph
     if gpu:
         with stage("upload"):
-            to_device(graph)
+            resident = to_resident(graph)  # the experiment's graph, on the device for every batch
+            to_device(resident)
+        graph = resident
     with stage("static") as out:
         base = static(graph, options, backend=backend)
         out.update(pagerank_ms=base.time_ms, iterations=base.iterations)
@@ -153,18 +160,24 @@ def _graph_run(spec: str, fractions: list[float], backend: str, workdir: str) ->
                        bandwidth_share=achieved / base.time_ms / 1e6 / copy)
     for fraction in fractions:
         with stage("make batch", fraction=fraction) as out:
-            batch = random_batch(graph, fraction, 0.8, batch_rng(BATCH_SEED, name, fraction, 0))
+            batch = random_batch(host, fraction, 0.8, batch_rng(BATCH_SEED, name, fraction, 0))
             out.update(batch_edges=batch.deletions + batch.insertions)
         with stage("apply batch (host)", fraction=fraction):
-            new = apply_batch(graph, batch)
+            new = apply_batch(host, batch)
         if gpu:
-            with stage("upload new graph", fraction=fraction):
-                to_device(new)
+            with stage("apply batch (GPU)", fraction=fraction):
+                on_device = apply_batch(graph, batch)
+            with stage("check GPU splice = host splice", fraction=fraction) as out:
+                out["same_as_host"] = all(
+                    bool(gpu.cupy.array_equal(getattr(on_device, k), gpu.cupy.asarray(getattr(new, k))))
+                    for k in ("offsets", "targets", "in_offsets", "sources"))
+            new = on_device
         with stage("dfp", fraction=fraction) as out:
             res = update("dfp", graph, new, batch, base.ranks, options, backend=backend)
             out.update(pagerank_ms=res.time_ms, iterations=res.iterations, affected=res.affected)
         del new, batch, res
-    return rows
+        if gpu:
+            del on_device
 
 
 def main(argv=None) -> None:
@@ -182,12 +195,17 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as workdir, \
                 ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
             try:
-                rows += pool.submit(_graph_run, spec, args.fractions, args.backend, workdir).result()
+                pool.submit(_graph_run, spec, args.fractions, args.backend, workdir).result()
+                failure = None
             except BrokenProcessPool:
-                rows.append({"graph": spec, "stage": "failed", "error": "child process died (killed: out of memory?)"})
+                failure = "child process died (killed: out of memory?)"
             except Exception as err:  # noqa: BLE001 - a failed graph is a row, the others still run
                 traceback.print_exc()
-                rows.append({"graph": spec, "stage": "failed", "error": f"{type(err).__name__}: {err}"})
+                failure = f"{type(err).__name__}: {err}"
+            done = Path(workdir) / "rows.jsonl"
+            rows += [json.loads(line) for line in done.read_text().splitlines()] if done.is_file() else []
+            if failure:
+                rows.append({"graph": spec, "stage": "failed", "error": failure})
         table = pd.DataFrame(rows).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
                                           batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
         out = Path(args.out)

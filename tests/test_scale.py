@@ -7,12 +7,15 @@ import numpy as np
 import pytest
 import yaml
 
+import dynpr
 import dynpr.graph as graph_mod
 import dynpr.rmat as rmat_mod
-from dynpr.batches import random_batch
+from dynpr.backend import gpu_available
+from dynpr.batches import Batch, apply_batch, apply_batch_with_report, random_batch
 from dynpr.catalog import load_catalog
 from dynpr.graph import Graph, row_lower_bound, transpose_csr
 from dynpr.hostmem import check_host_fits
+from dynpr.pagerank import l1_error, static, update
 from dynpr.rmat import rmat_graph, rmat_raw_edges
 
 
@@ -92,3 +95,53 @@ def test_scale_config_validates_and_names_catalog_graphs(repo_root):
     catalog = load_catalog()
     sizes = [(catalog[name].scale, catalog[name].edge_factor) for name in scale["datasets"]]
     assert sizes == [(24, 16), (25, 16), (26, 16), (26, 32)]
+
+
+def test_dynamic_pagerank_equals_update_calls_on_the_cpu():
+    graph = rmat_graph(9, 8, seed=3)
+    pr = dynpr.DynamicPageRank(graph, approach="dfp", backend="cpu")
+    current, ranks = graph, static(graph).ranks
+    assert np.array_equal(pr.ranks, ranks)
+    for seed in range(3):
+        batch = random_batch(current, 0.01, 0.8, np.random.default_rng(seed))
+        new = apply_batch(current, batch)
+        ranks = update("dfp", current, new, batch, ranks).ranks
+        assert np.array_equal(pr.update(batch), ranks)
+        current = new
+    assert np.array_equal(pr.graph.targets, current.targets)
+    with pytest.raises(ValueError, match="approach must be one of"):
+        dynpr.DynamicPageRank(graph, approach="pr", backend="cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_batches_applied_on_the_device_equal_the_host_twin():
+    from dynpr.gpu.resident import to_host_graph, to_resident
+
+    host = rmat_graph(11, 8, seed=5)
+    device = to_resident(host)
+    for seed, fraction in enumerate((1e-3, 0.05, 0.3)):
+        batch = random_batch(host, fraction, 0.8, np.random.default_rng(seed))
+        # a messy tail: a missing deletion, a self-loop deletion, a repeated insertion
+        batch = Batch(np.r_[batch.del_src, 0, 1], np.r_[batch.del_dst, 0, 1],
+                      np.r_[batch.ins_src, batch.ins_src[:1]], np.r_[batch.ins_dst, batch.ins_dst[:1]])
+        host, host_report = apply_batch_with_report(host, batch)
+        device, device_report = apply_batch_with_report(device, batch)
+        assert host_report.skipped == 3
+        back = to_host_graph(device)
+        assert device_report == host_report
+        for name in ("offsets", "targets", "in_offsets", "sources"):
+            assert np.array_equal(getattr(back, name), getattr(host, name)), name
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_dynamic_pagerank_on_the_gpu_matches_the_cpu():
+    graph = rmat_graph(10, 8, seed=2)
+    gpu = dynpr.DynamicPageRank(graph, backend="gpu")
+    cpu = dynpr.DynamicPageRank(graph, backend="cpu")
+    assert type(gpu.graph.targets).__module__.startswith("cupy")
+    for seed in range(3):
+        batch = random_batch(cpu.graph, 1e-2, 0.8, np.random.default_rng(seed))
+        assert l1_error(gpu.update(batch), cpu.update(batch)) < 1e-6
+    assert type(gpu.graph.targets).__module__.startswith("cupy")
