@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import jsonschema
 import numpy as np
 import pytest
 import yaml
@@ -29,10 +28,9 @@ def test_row_lower_bound_matches_searchsorted_per_row(random_edges):
     assert got.tolist() == want
 
 
-def test_blocked_transpose_equals_scipy(monkeypatch, random_edges):
-    graph = Graph.from_edges(*random_edges(300, 5000, seed=4))
-    monkeypatch.setattr(graph_mod, "_SCIPY_TRANSPOSE_LIMIT", 0)
-    monkeypatch.setattr(graph_mod, "_TRANSPOSE_BLOCK", 97)  # many blocks, rows split unevenly
+def test_transpose_in_column_ranges_equals_one_scipy_transpose(monkeypatch, random_edges):
+    graph = Graph.from_edges(*random_edges(300, 5000, seed=4), 400, self_loops=False)  # rows 300.. empty
+    monkeypatch.setattr(graph_mod, "_SCIPY_TRANSPOSE_LIMIT", 97)  # many column ranges, hubs alone in theirs
     in_offsets, sources = transpose_csr(graph.offsets, graph.targets, graph.num_vertices)
     assert np.array_equal(in_offsets, graph.in_offsets) and np.array_equal(sources, graph.sources)
     assert sources.dtype == np.int32 and in_offsets.dtype == np.int64
@@ -88,6 +86,7 @@ def test_random_batch_deletes_only_non_loop_edges_when_some_vertices_lack_loops(
 
 
 def test_scale_config_validates_and_names_catalog_graphs(repo_root):
+    jsonschema = pytest.importorskip("jsonschema")  # absent on the GPU machine
     base = yaml.safe_load((repo_root / "config.yaml").read_text())
     scale = yaml.safe_load((repo_root / "config/scale.yaml").read_text())
     merged = {**base, **{k: ({**base[k], **v} if isinstance(v, dict) else v) for k, v in scale.items()}}
@@ -145,3 +144,21 @@ def test_dynamic_pagerank_on_the_gpu_matches_the_cpu():
         batch = random_batch(cpu.graph, 1e-2, 0.8, np.random.default_rng(seed))
         assert l1_error(gpu.update(batch), cpu.update(batch)) < 1e-6
     assert type(gpu.graph.targets).__module__.startswith("cupy")
+
+
+@pytest.mark.parametrize("block", [1, 37, 1 << 24])
+def test_streaming_searches_equal_row_binary_search(monkeypatch, random_edges, block):
+    graph = Graph.from_edges(*random_edges(200, 3000, seed=6), 230, self_loops=False)  # some rows empty
+    rng = np.random.default_rng(1)
+    src, dst = graph.edges()
+    u = np.r_[src[rng.integers(0, graph.num_edges, 500)], rng.integers(0, 230, 500)]
+    v = np.r_[dst[rng.integers(0, graph.num_edges, 500)], rng.integers(0, 230, 500)]
+    monkeypatch.setattr(graph_mod, "_BULK_QUERIES", 1 << 40)
+    want = graph.find_edges(u, v)
+    loops = graph.find_edges(np.arange(230), np.arange(230))
+    monkeypatch.setattr(graph_mod, "_BULK_QUERIES", 0)
+    monkeypatch.setattr(graph_mod, "_LOOP_BLOCK", block)
+    got = graph.find_edges(u, v)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[0].sum() >= 500
+    assert np.array_equal(graph.self_loop_positions, np.where(loops[0], loops[1], -1))

@@ -14,6 +14,8 @@ batch in one pass over the arrays without building int64 keys for every edge.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -24,10 +26,12 @@ import scipy.sparse as sp
 VERTEX_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
 MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
-# Rows of the source CSR transposed per step beyond SciPy's int32 limit (bounds the scratch arrays).
-_TRANSPOSE_BLOCK = 1 << 25
 # Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` works in blocks).
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
+# Edges per block of the host's streaming pass for self-loop positions.
+_LOOP_BLOCK = 1 << 24
+# Host queries beyond which (and beyond |E|/64) a streaming pass replaces per-row searches.
+_BULK_QUERIES = 1 << 16
 
 
 def array_module(a):
@@ -154,10 +158,47 @@ def _find_in_rows(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
     xp = array_module(cols)
     rows = xp.asarray(rows, dtype=np.int64)
     values = xp.asarray(values)
+    if xp is np and len(rows) > max(_BULK_QUERIES, len(cols) >> 6):
+        return _find_in_blocks(offsets, cols, rows, values)
     pos = row_lower_bound(offsets, cols, rows, values)
     found = pos < offsets[rows + 1]
     found[found] = cols[pos[found]] == values[found]
     return to_host(found), to_host(pos)
+
+
+def _find_in_blocks(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_find_in_rows` for many host queries: one streaming pass over the CSR.
+
+    Per block of rows (a thread each), the block's int64 keys ``row * span + col``
+    are built and the sorted queries located in them by ``np.searchsorted``:
+    O(|E| + k log) with C-speed searches, where k row searches in NumPy steps
+    cost ~20 passes over the queries.
+    """
+    n = len(offsets) - 1
+    span = np.int64(max(n, int(values.max(initial=0)) + 1))
+    keys = rows * span + values
+    order = np.argsort(keys)
+    keys = keys[order]
+    found = np.zeros(len(keys), dtype=bool)
+    pos = np.empty(len(keys), dtype=np.int64)
+    bounds = np.unique(np.append(np.searchsorted(offsets, np.arange(0, len(cols), _LOOP_BLOCK), side="right") - 1, n))
+
+    def block(r0: int, r1: int) -> None:
+        q0, q1 = np.searchsorted(keys, [r0 * span, r1 * span])
+        if q0 == q1:
+            return
+        e0, e1 = int(offsets[r0]), int(offsets[r1])
+        local = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(offsets[r0:r1 + 1])) * span + cols[e0:e1]
+        query = keys[q0:q1] - r0 * span
+        at = np.searchsorted(local, query)
+        hit = at < len(local)
+        hit[hit] = local[at[hit]] == query[hit]
+        found[q0:q1], pos[q0:q1] = hit, at + e0
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(block, bounds[:-1], bounds[1:]))
+    found[order], pos[order] = found.copy(), pos.copy()
+    return found, pos
 
 
 def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
@@ -207,37 +248,46 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
 def transpose_csr(offsets: np.ndarray, cols: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
     """The CSR of the transpose, rows sorted (a counting sort: stable in the source rows).
 
-    Below 2^31 entries SciPy's linear CSR -> CSC does it (R-MAT scale 20, 16M
-    edges, 2 cores: 0.8 s, where an argsort by column took 2.4 s). Beyond, SciPy
-    switches to int64 indices and temporaries of ~17 bytes per edge, so the
-    source rows are transposed in blocks: each block's entries are sorted by
-    column (unique int64 keys ``col * block + index``) and scattered behind a
-    per-column cursor, so block after block the rows stay ascending.
+    SciPy's linear CSR -> CSC does it (R-MAT scale 20, 16M edges, 2 cores: 0.8 s,
+    where an argsort by column took 2.4 s). Beyond 2^31 entries SciPy switches
+    to int64 indices and temporaries of ~17 bytes per edge, so the columns are
+    cut into ranges of fewer entries, each transposed by SciPy with int32
+    indices into its slice of the output: scratch ~8 bytes per entry of a range.
     """
     m = len(cols)
-    if m <= _SCIPY_TRANSPOSE_LIMIT:
-        csc = sp.csr_array((np.ones(m, dtype=np.int8), cols, offsets), shape=(num_vertices, num_vertices)).tocsc()
-        return csc.indptr.astype(OFFSET_DTYPE), csc.indices.astype(VERTEX_DTYPE)
     counts = np.bincount(cols, minlength=num_vertices)
     in_offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
     np.cumsum(counts, out=in_offsets[1:])
     del counts
-    cursor = in_offsets[:-1].copy()
+    if m <= _SCIPY_TRANSPOSE_LIMIT:
+        return in_offsets, _scipy_transpose(offsets, cols, num_vertices, num_vertices)
     sources = np.empty(m, dtype=VERTEX_DTYPE)
-    row_starts = np.searchsorted(offsets, np.arange(0, m, _TRANSPOSE_BLOCK), side="right") - 1
-    bounds = np.unique(np.append(row_starts, num_vertices))
-    for r0, r1 in zip(bounds[:-1], bounds[1:]):
-        e0, e1 = int(offsets[r0]), int(offsets[r1])
-        size = np.int64(e1 - e0)
-        order = np.sort(cols[e0:e1].astype(np.int64) * size + np.arange(size, dtype=np.int64))
-        col = order // size
-        order -= col * size  # index within the block, in (col, row) order
-        start_of_run = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
-        run_len = np.diff(np.r_[start_of_run, len(col)])
-        rank = np.arange(len(col)) - np.repeat(start_of_run, run_len)
-        sources[cursor[col] + rank] = rows_of_positions(offsets, order + e0)
-        cursor[col[start_of_run]] += run_len
+    nonempty = np.diff(offsets) > 0
+    c0 = 0
+    while c0 < num_vertices:
+        # the most columns whose entries fit SciPy's int32 indices (at least one)
+        c1 = max(c0 + 1, int(np.searchsorted(in_offsets, in_offsets[c0] + _SCIPY_TRANSPOSE_LIMIT, side="right")) - 1)
+        inside = (cols >= c0) & (cols < c1)
+        # entries of each row inside the range (reduceat over the non-empty rows only:
+        # it reads one element for an empty segment)
+        per_row = np.zeros(num_vertices, dtype=np.int64)
+        per_row[nonempty] = np.add.reduceat(inside, offsets[:-1][nonempty], dtype=np.int64)
+        part_offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
+        np.cumsum(per_row, out=part_offsets[1:])
+        del per_row
+        part_cols = cols[inside]
+        del inside
+        part_cols -= c0
+        sources[in_offsets[c0]:in_offsets[c1]] = _scipy_transpose(part_offsets, part_cols, num_vertices, c1 - c0)
+        del part_cols, part_offsets
+        c0 = c1
     return in_offsets, sources
+
+
+def _scipy_transpose(offsets, cols, rows: int, columns: int) -> np.ndarray:
+    """Row ids of a CSR's entries in column order (rows ascending within a column), int32."""
+    csc = sp.csr_array((np.ones(len(cols), dtype=np.int8), cols, offsets), shape=(rows, columns)).tocsc()
+    return csc.indices.astype(VERTEX_DTYPE, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -367,11 +417,36 @@ class Graph:
     def self_loop_positions(self) -> np.ndarray:
         """Host int64 position in ``targets`` of each vertex's self-loop, -1 where it has none.
 
-        One binary search per vertex, computed once per graph (the graph never changes).
+        Computed once per graph (the graph never changes): on the device one
+        binary search per vertex; on the host one streaming pass over the
+        out-CSR in row blocks on a thread pool (a vertex's self-loop sits after
+        the entries of its row that are smaller than it).
         """
-        v = np.arange(self.num_vertices, dtype=np.int64)
-        found, pos = self.find_edges(v, v)
-        pos[~found] = -1
+        n = self.num_vertices
+        if array_module(self.targets) is not np:
+            v = np.arange(n, dtype=np.int64)
+            found, pos = self.find_edges(v, v)
+            pos[~found] = -1
+            return pos
+        offsets, targets = self.offsets, self.targets
+        pos = np.full(n, -1, dtype=np.int64)
+        starts = np.searchsorted(offsets, np.arange(0, self.num_edges, _LOOP_BLOCK), side="right") - 1
+        bounds = np.unique(np.append(starts, n))
+
+        def block(r0: int, r1: int) -> None:
+            degree = np.diff(offsets[r0:r1 + 1])
+            rows = np.arange(r0, r1, dtype=VERTEX_DTYPE)
+            e0, e1 = int(offsets[r0]), int(offsets[r1])
+            smaller = targets[e0:e1] < np.repeat(rows, degree)
+            nonempty = np.flatnonzero(degree)
+            at = offsets[r0:r1][nonempty]
+            at += np.add.reduceat(smaller, at - e0, dtype=np.int64) if len(nonempty) else 0
+            ok = at < offsets[r0 + 1:r1 + 1][nonempty]
+            ok[ok] = targets[at[ok]] == rows[nonempty][ok]
+            pos[r0 + nonempty[ok]] = at[ok]
+
+        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            list(pool.map(block, bounds[:-1], bounds[1:]))
         return pos
 
     def without_self_loops(self) -> "Graph":
