@@ -151,8 +151,9 @@ def test_streaming_searches_equal_row_binary_search(monkeypatch, random_edges, b
     graph = Graph.from_edges(*random_edges(200, 3000, seed=6), 230, self_loops=False)  # some rows empty
     rng = np.random.default_rng(1)
     src, dst = graph.edges()
-    u = np.r_[src[rng.integers(0, graph.num_edges, 500)], rng.integers(0, 230, 500)]
-    v = np.r_[dst[rng.integers(0, graph.num_edges, 500)], rng.integers(0, 230, 500)]
+    pick = rng.integers(0, graph.num_edges, 500)
+    u = np.r_[src[pick], rng.integers(0, 230, 500)]
+    v = np.r_[dst[pick], rng.integers(0, 230, 500)]
     monkeypatch.setattr(graph_mod, "_BULK_QUERIES", 1 << 40)
     want = graph.find_edges(u, v)
     loops = graph.find_edges(np.arange(230), np.arange(230))
