@@ -228,7 +228,8 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     delta = _counts(xp, ins_rows, n) - _counts(xp, rows_of_positions(offsets, del_pos), n)
     new_offsets = offsets.copy()
     new_offsets[1:] += xp.cumsum(delta)
-    at_old = row_lower_bound(offsets, cols, ins_rows, ins_cols)
+    at_old = _find_in_rows(offsets, cols, ins_rows, ins_cols)[1] if xp is np else \
+        row_lower_bound(offsets, cols, ins_rows, ins_cols)
     # an inserted entry lands before the old entry at its lower bound, shifted by the
     # removals before it and the insertions before it
     at_new = at_old - xp.searchsorted(del_pos, at_old) + xp.arange(len(at_old))
