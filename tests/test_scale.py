@@ -163,3 +163,18 @@ def test_streaming_searches_equal_row_binary_search(monkeypatch, random_edges, b
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert got[0].sum() >= 500
     assert np.array_equal(graph.self_loop_positions, np.where(loops[0], loops[1], -1))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_random_experiment_on_the_gpu_matches_the_cpu_rows():
+    from dynpr.experiments import run_batches
+
+    graph = rmat_graph(10, 8, seed=1)
+    batches = {1e-2: [random_batch(graph, 1e-2, 0.8, np.random.default_rng(s)) for s in range(2)]}
+    rows = {backend: run_batches("random", "r", graph, batches, ["static", "dfp"], backend=backend, commit="c")
+            for backend in ("cpu", "gpu")}
+    assert len(rows["gpu"]) == len(rows["cpu"]) == 4
+    for g, c in zip(rows["gpu"], rows["cpu"]):
+        assert (g["approach"], g["edges"], g["deletions"]) == (c["approach"], c["edges"], c["deletions"])
+        assert g["l1_error"] < 1e-3 and c["l1_error"] < 1e-3
