@@ -1,4 +1,6 @@
-"""Paper-scale paths on small inputs: chunked R-MAT, blocked transpose, row search, memory checks."""
+"""Paper-scale paths on small inputs: chunked R-MAT, transpose in column ranges, row searches,
+memory checks, graphs resident on the GPU. Imports nothing that needs jsonschema at module level,
+so the GPU machine (without it) collects this file."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ import dynpr.graph as graph_mod
 import dynpr.rmat as rmat_mod
 from dynpr.backend import gpu_available
 from dynpr.batches import Batch, apply_batch, apply_batch_with_report, random_batch
-from dynpr.catalog import load_catalog
 from dynpr.graph import Graph, row_lower_bound, transpose_csr
 from dynpr.hostmem import check_host_fits
 from dynpr.pagerank import l1_error, static, update
@@ -86,7 +87,9 @@ def test_random_batch_deletes_only_non_loop_edges_when_some_vertices_lack_loops(
 
 
 def test_scale_config_validates_and_names_catalog_graphs(repo_root):
-    jsonschema = pytest.importorskip("jsonschema")  # absent on the GPU machine
+    jsonschema = pytest.importorskip("jsonschema")  # absent on the GPU machine, as is the catalog's reader
+    from dynpr.catalog import load_catalog
+
     base = yaml.safe_load((repo_root / "config.yaml").read_text())
     scale = yaml.safe_load((repo_root / "config/scale.yaml").read_text())
     merged = {**base, **{k: ({**base[k], **v} if isinstance(v, dict) else v) for k, v in scale.items()}}
