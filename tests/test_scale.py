@@ -181,3 +181,22 @@ def test_random_experiment_on_the_gpu_matches_the_cpu_rows():
     for g, c in zip(rows["gpu"], rows["cpu"]):
         assert (g["approach"], g["edges"], g["deletions"]) == (c["approach"], c["edges"], c["deletions"])
         assert g["l1_error"] < 1e-3 and c["l1_error"] < 1e-3
+
+
+def test_matrix_market_header_beyond_int32_is_one_line_before_reading(write_file):
+    from dynpr.io import ParseError, read_matrix_market
+
+    path = write_file("huge.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                                  "3000000000 3000000000 2\n1 2\n2 1\n")
+    with pytest.raises(ParseError, match=r"^.*huge.mtx: header says 3,000,000,000 vertices; vertex ids are int32"):
+        read_matrix_market(path)
+
+
+def test_matrix_market_too_large_for_the_host_is_one_line(write_file, monkeypatch):
+    import dynpr.io as io_mod
+    from dynpr.hostmem import check_host_fits as real_check
+
+    monkeypatch.setattr(io_mod, "check_host_fits", lambda need, what: real_check(need * 10**12, what))
+    path = write_file("big.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n1 2\n3 4\n")
+    with pytest.raises(MemoryError, match=r"big.mtx: graph needs [\d.]+ GiB of host memory, [\d.]+ GiB available$"):
+        io_mod.read_matrix_market(path)

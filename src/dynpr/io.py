@@ -21,6 +21,9 @@ import numpy as np
 import pandas as pd
 import scipy.io
 
+from dynpr.graph import MAX_VERTICES
+from dynpr.hostmem import check_host_fits
+
 FORMATS = ("snap-temporal", "snap-edgelist", "matrix-market", "suitesparse-mm")
 
 _ID = r"\d{1,18}"  # non-negative and safely inside int64
@@ -139,18 +142,27 @@ def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> 
     Raises
     ------
     ParseError
-        For a non-coordinate, non-square or malformed file (with its line number).
+        For a non-coordinate, non-square or malformed file (with its line number),
+        or a header with more vertices than int32 ids hold.
+    MemoryError
+        When the header's entries would not fit the host's available memory.
     """
     path = Path(path)
     name = display_name or str(path)
     try:
-        rows, cols, _entries, layout, _field, _symmetry = scipy.io.mminfo(path)
+        rows, cols, entries, layout, _field, symmetry = scipy.io.mminfo(path)
     except (ValueError, OSError, EOFError, zlib.error) as err:
         raise ParseError(f"{name}: not a Matrix Market file: {err}") from None
     if layout != "coordinate":
         raise ParseError(f"{name}: Matrix Market layout {layout!r} is not a graph; expected 'coordinate'")
     if rows != cols:
         raise ParseError(f"{name}: matrix is {rows}x{cols}; a graph's adjacency matrix must be square")
+    # the header decides before anything graph-sized is allocated
+    if rows > MAX_VERTICES:
+        raise ParseError(f"{name}: header says {rows:,} vertices; vertex ids are int32 (at most {MAX_VERTICES:,})")
+    records = entries * (1 if symmetry == "general" else 2)
+    # mmread's int32/int64 coordinates and float64 values, then build_graph's 40 bytes per record
+    check_host_fits(records * (8 + 8 + 8 + 40) + 24 * rows, f"{name}: graph")
     try:
         matrix = scipy.io.mmread(path)
     except (ValueError, OSError, EOFError, zlib.error) as err:
