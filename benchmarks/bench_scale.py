@@ -85,9 +85,17 @@ class _GpuPeak:
         return {"peak_gpu_pool_gib": self.peak / GIB, "gpu_in_use_gib": (total - free) / GIB}
 
 
-def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workdir: str) -> None:
+def _die_with_parent() -> None:
+    """Child initializer: be killed with the parent (a ``timeout`` must not leave a graph-sized orphan)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workdir: str, rows_path: str) -> None:
     """Every stage on one graph; runs in a child process and appends each row to
-    ``workdir/rows.jsonl`` as soon as it is measured (rows survive a crash)."""
+    ``rows_path`` (JSON lines) as soon as it is measured: rows survive a crash or a kill."""
     from dynpr.backend import device_name
     from dynpr.batches import Batch, apply_batch, batch_rng, random_batch
     from dynpr.graph import Graph
@@ -117,7 +125,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
         row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": _peak_rss_gib(),
                **(gpu.fields() if gpu else {}), **fields, **extra}
         rows.append(row)
-        with open(Path(workdir) / "rows.jsonl", "a") as fh:
+        with open(rows_path, "a") as fh:
             fh.write(json.dumps(row) + "\n")
         print(f"{name} {label}{'' if 'fraction' not in fields else ' ' + str(fields['fraction'])}: "
               f"{row['wall_s']:.2f} s, peak RSS {row['peak_rss_gib']:.2f} GiB"
@@ -197,26 +205,27 @@ def main(argv=None) -> None:
     parser.add_argument("--no-npz", action="store_true", help="skip writing and reading the prepared .npz")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "scale.csv"))
     args = parser.parse_args(argv)
-    commit, rows = git_commit(ROOT), []
+    commit, failures = git_commit(ROOT), []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    measured = out.with_name(out.stem + ".rows.jsonl")  # every row as measured, also of a graph cut short
+    measured.unlink(missing_ok=True)
     for spec in args.graphs:
         with tempfile.TemporaryDirectory() as workdir, \
-                ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+                ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_die_with_parent) as pool:
             try:
-                pool.submit(_graph_run, spec, args.fractions, args.backend, not args.no_npz, workdir).result()
+                pool.submit(_graph_run, spec, args.fractions, args.backend, not args.no_npz, workdir,
+                            str(measured)).result()
                 failure = None
             except BrokenProcessPool:
                 failure = "child process died (killed: out of memory?)"
             except Exception as err:  # noqa: BLE001 - a failed graph is a row, the others still run
                 traceback.print_exc()
                 failure = f"{type(err).__name__}: {err}"
-            done = Path(workdir) / "rows.jsonl"
-            rows += [json.loads(line) for line in done.read_text().splitlines()] if done.is_file() else []
-            if failure:
-                rows.append({"graph": spec, "stage": "failed", "error": failure})
-        table = pd.DataFrame(rows).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
-                                          batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        rows = [json.loads(line) for line in measured.read_text().splitlines()] if measured.is_file() else []
+        failures += [{"graph": spec, "stage": "failed", "error": failure}] if failure else []
+        table = pd.DataFrame(rows + failures).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
+                                                     batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
         with atomic_path(out) as tmp:
             table.to_csv(tmp, index=False)
         print(f"wrote {out}", flush=True)

@@ -1,8 +1,8 @@
 """From a catalog dataset (or any graph file) to a prepared graph: CSR + transpose + stats.
 
 A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`,
-``vertex_ids`` = the original id of each vertex,
-with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
+``vertex_ids`` = the original id of each vertex, absent for generated graphs whose ids
+are their own, with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
 for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DESIGN.md.
 """
 
