@@ -200,3 +200,40 @@ def test_matrix_market_too_large_for_the_host_is_one_line(write_file, monkeypatc
     path = write_file("big.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n1 2\n3 4\n")
     with pytest.raises(MemoryError, match=r"big.mtx: graph needs [\d.]+ GiB of host memory, [\d.]+ GiB available$"):
         io_mod.read_matrix_market(path)
+
+
+def _mtx(write_file, name, body, symmetry="general"):
+    return write_file(name, f"%%MatrixMarket matrix coordinate pattern {symmetry}\n% made by a test\n" + body)
+
+
+@pytest.mark.parametrize("symmetry", ["general", "symmetric"])
+def test_matrix_market_in_chunks_equals_one_chunk(write_file, monkeypatch, caplog, symmetry):
+    import dynpr.io as io_mod
+
+    rng = np.random.default_rng(2)
+    pairs = rng.integers(1, 41, (300, 2))
+    path = _mtx(write_file, "c.mtx.gz", "40 40 300\n" + "".join(f"{u} {v}\n" for u, v in pairs), symmetry)
+    whole = io_mod.read_matrix_market(path)
+    monkeypatch.setattr(io_mod, "MM_CHUNK_ENTRIES", 7)
+    with caplog.at_level("INFO", logger="dynpr.io"):
+        chunked = io_mod.read_matrix_market(path)
+    assert np.array_equal(chunked.src, whole.src) and np.array_equal(chunked.dst, whole.dst)
+    assert chunked.src.dtype == np.int32 and chunked.num_vertices == 40
+    assert sum("entries read" in r.getMessage() for r in caplog.records) == 43  # ceil(300 / 7)
+    loops = int(np.count_nonzero(pairs[:, 0] == pairs[:, 1]))
+    assert len(chunked.src) == (300 if symmetry == "general" else 600 - loops)
+
+
+@pytest.mark.parametrize("body, match", [
+    ("5 5 4\n1 2\n2 3\n3 4\n", "3 entries but the header says 4: the file is truncated"),
+    ("5 5 2\n1 2\n2 3\n3 4\n", "more entries than the header's 2"),
+    ("5 5 4\n1 2\n2 3\n3 4\n6 1\n", r"line 7: id out of range 1\.\.5"),
+    ("5 5 4\n1 2\n2 3\n3 4\n0 1\n", "line 7: id out of range"),
+    ("5 5 4\n1 2\n2 3\n3 x\n4 1\n", "line 6: expected two positive integer ids"),
+])
+def test_matrix_market_errors_name_the_line_in_any_chunk(write_file, monkeypatch, body, match):
+    import dynpr.io as io_mod
+
+    monkeypatch.setattr(io_mod, "MM_CHUNK_ENTRIES", 2)
+    with pytest.raises(io_mod.ParseError, match=rf"^\S*bad\.mtx: {match}"):
+        io_mod.read_matrix_market(_mtx(write_file, "bad.mtx", body))
