@@ -26,7 +26,7 @@ import scipy.sparse as sp
 VERTEX_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
 MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
-# Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` works in blocks).
+# Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` cuts column ranges).
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
 # Edges per block of the host's streaming pass for self-loop positions.
 _LOOP_BLOCK = 1 << 24
