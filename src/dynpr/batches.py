@@ -13,7 +13,9 @@ Seed 003 section 5.1.4 makes two kinds of batches:
 Batch files (:func:`write_batches`, :func:`read_batches`) hold a sequence of
 batches as concatenated int32 arrays with int64 pointers, plus ``param_*``
 scalars recording what made them. :func:`apply_batch` applies a batch to a
-:class:`~dynpr.graph.Graph` by merging sorted int64 edge keys.
+:class:`~dynpr.graph.Graph` by splicing the affected CSR rows (graph and
+transpose) in one pass; making and applying a batch never builds the int64
+keys of every edge, so host memory stays near the graph's own bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ import numpy as np
 
 from dynpr.errors import BatchError
 from dynpr.fileio import atomic_path
-from dynpr.graph import VERTEX_DTYPE, Graph, edge_keys, unique_sorted
+from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, rows_of_positions,
+                         splice_csr, to_host, unique_sorted)
+from dynpr.hostmem import check_host_fits
 from dynpr.validate import as_vertex_ids, check_batch, check_ids, graph_record, read_npz
 
 _FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
@@ -78,36 +82,11 @@ class Batch:
 # --------------------------------------------------------------------------- helpers
 
 
-def _contains(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Boolean mask: is each query key in ``sorted_keys`` (sorted, unique)."""
-    pos = np.searchsorted(sorted_keys, query)
-    found = pos < len(sorted_keys)
-    found[found] = sorted_keys[pos[found]] == query[found]
-    return found
-
-
 def _first_occurrences(keys: np.ndarray) -> np.ndarray:
     """Boolean mask of the first occurrence of every distinct key, in input order."""
     first = np.zeros(len(keys), dtype=bool)
     first[np.unique(keys, return_index=True)[1]] = True
     return first
-
-
-def _merge_disjoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Merge two sorted int64 arrays with no common element into one sorted array.
-
-    O(|a| + |b| log |a|): a full sort of the concatenation would cost
-    O((|a|+|b|) log) on a graph-sized array for every batch.
-    """
-    if len(b) == 0:
-        return a
-    out = np.empty(len(a) + len(b), dtype=np.int64)
-    at = np.searchsorted(a, b) + np.arange(len(b))
-    is_b = np.zeros(len(out), dtype=bool)
-    is_b[at] = True
-    out[at] = b
-    out[~is_b] = a
-    return out
 
 
 def _split_keys(keys: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +212,7 @@ def temporal_batches(
     is_first = np.zeros(len(keys), dtype=bool)
     is_first[first_pos] = True
     loop = s == d  # present already: every vertex has its self-loop
-    in_base = _contains(base.keys(), keys) & ~loop
+    in_base = base.has_edges(s, d) & ~loop
     inserted = is_first & ~in_base & ~loop
     repeated = ~is_first & ~in_base & ~loop & (first_batch == which)
     present = ~loop & ~inserted & ~repeated
@@ -316,10 +295,14 @@ def random_batch_sizes(num_edges: int, fraction: float, insert_share: float) -> 
     return insertions, deletions
 
 
-def _sample_absent_pairs(keys: np.ndarray, num_vertices: int, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` distinct keys of pairs u != v that are not in ``keys``, by rejection in rounds."""
-    n = num_vertices
-    absent_pairs = n * (n - 1) - int(np.count_nonzero(keys // n != keys % n))
+def _sample_absent_pairs(graph: Graph, non_loop_edges: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` distinct keys of pairs u != v that are not edges of ``graph``, by rejection in rounds.
+
+    Candidates are checked by binary search in their source's CSR row: O(count
+    log degree) work, no array over the graph's edges.
+    """
+    n = graph.num_vertices
+    absent_pairs = n * (n - 1) - non_loop_edges
     if count > absent_pairs:
         raise ValueError(f"cannot insert {count} new edges: the graph has only {absent_pairs} absent vertex pairs")
     chosen = np.empty(0, dtype=np.int64)
@@ -330,8 +313,10 @@ def _sample_absent_pairs(keys: np.ndarray, num_vertices: int, count: int, rng: n
         accept = (absent_pairs - len(chosen)) / float(n) ** 2
         draw = min(_MAX_DRAW, int(need / accept * 1.1) + 16)
         u, v = rng.integers(0, n, size=(2, draw), dtype=np.int64)
-        cand = u * n + v
-        cand = cand[(u != v) & ~_contains(keys, cand)]
+        ok = u != v
+        u, v = u[ok], v[ok]
+        ok = ~graph.has_edges(u, v)
+        cand = u[ok] * n + v[ok]
         cand = cand[_first_occurrences(cand)]
         cand = cand[~np.isin(cand, chosen)]
         chosen = np.concatenate([chosen, cand[:need]])
@@ -367,17 +352,30 @@ def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.ran
     ------
     ValueError
         If the graph lacks enough absent pairs or non-self-loop edges.
+
+    Notes
+    -----
+    Work is O(|V| + batch size x log): deletions are drawn as ranks among the
+    non-self-loop edges and mapped to CSR positions through the sorted
+    positions of the self-loops; insertion candidates are checked by binary
+    search in their CSR row. NumPy's ``choice`` without replacement draws a
+    permutation of all ranks (8 bytes per edge, transient) once the deletions
+    exceed 1/50 of the edges, that is for fraction 0.1.
     """
     n = graph.num_vertices
-    src, dst = graph.edges()
-    edge_ids = np.flatnonzero(src != dst)
-    insertions, deletions = random_batch_sizes(len(edge_ids), fraction, insert_share)
-    if deletions > len(edge_ids):
-        raise ValueError(f"cannot delete {deletions} edges: the graph has only {len(edge_ids)} non-self-loop edges")
-    new = _sample_absent_pairs(edge_keys(src, dst, n), n, insertions, rng)
+    loop_pos = graph.self_loop_positions
+    loop_pos = loop_pos[loop_pos >= 0]  # ascending: rows are in order
+    non_loop = graph.num_edges - len(loop_pos)
+    insertions, deletions = random_batch_sizes(non_loop, fraction, insert_share)
+    if deletions > non_loop:
+        raise ValueError(f"cannot delete {deletions} edges: the graph has only {non_loop} non-self-loop edges")
+    new = _sample_absent_pairs(graph, non_loop, insertions, rng)
     ins_src, ins_dst = _split_keys(new, n)
-    picked = edge_ids[np.sort(rng.choice(len(edge_ids), size=deletions, replace=False))]
-    return Batch(src[picked], dst[picked], ins_src, ins_dst)
+    ranks = np.sort(rng.choice(non_loop, size=deletions, replace=False))
+    # the rank-r non-loop edge sits at r plus the number of self-loops before it;
+    # loop_pos[j] - j is the rank of the first non-loop edge after the j-th self-loop
+    picked = ranks + np.searchsorted(loop_pos - np.arange(len(loop_pos)), ranks, side="right")
+    return Batch(to_host(rows_of_positions(graph.offsets, picked)), to_host(graph.targets[picked]), ins_src, ins_dst)
 
 
 # --------------------------------------------------------------------------- files
@@ -523,26 +521,35 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
     """
     n = graph.num_vertices
     check_batch(batch, n)
-    keys = graph.keys()
+    # the new CSR and transpose, plus splice_csr's scratch (kept columns, two masks)
+    if array_module(graph.targets) is np:
+        check_host_fits(graph.nbytes + 6 * graph.num_edges + 64 * (batch.deletions + batch.insertions),
+                        f"applying a batch to a graph of {graph.num_edges:,} edges")
 
     loops = batch.del_src == batch.del_dst
     del_keys = edge_keys(batch.del_src[~loops], batch.del_dst[~loops], n)
     del_unique = unique_sorted(del_keys)
-    pos = np.searchsorted(keys, del_unique)
-    found = pos < len(keys)
-    found[found] = keys[pos[found]] == del_unique[found]
-    keep = np.ones(len(keys), dtype=bool)
-    keep[pos[found]] = False
-    kept = keys[keep]
+    del_src, del_dst = _split_keys(del_unique, n)
+    found, del_pos = graph.find_edges(del_src, del_dst)
+    del_src, del_dst, del_pos = del_src[found], del_dst[found], del_pos[found]
 
     ins_unique = unique_sorted(edge_keys(batch.ins_src, batch.ins_dst, n))
-    new = ins_unique[~_contains(kept, ins_unique)]
-    merged = _merge_disjoint(kept, new)
-    all_loops = np.arange(n, dtype=np.int64) * np.int64(n + 1)
-    merged = _merge_disjoint(merged, all_loops[~_contains(merged, all_loops)])
+    ins_src, ins_dst = _split_keys(ins_unique, n)
+    # present after the deletions: an edge both deleted and inserted is deleted, then inserted again
+    present = graph.has_edges(ins_src, ins_dst) & ~contains_sorted(edge_keys(del_src, del_dst, n), ins_unique)
+    new = ins_unique[~present]
+    loop_keys = np.flatnonzero(graph.self_loop_positions < 0) * np.int64(n + 1)  # every vertex keeps (or gets) one
+    added = unique_sorted(np.concatenate([new, loop_keys]))
+    add_src, add_dst = _split_keys(added, n)
 
+    offsets, targets = splice_csr(graph.offsets, graph.targets, del_pos, add_src, add_dst)
+    by_target = np.lexsort((del_src, del_dst))
+    _, in_del_pos = graph.find_in_edges(del_dst[by_target], del_src[by_target])
+    by_target = np.lexsort((add_src, add_dst))
+    in_offsets, sources = splice_csr(graph.in_offsets, graph.sources, in_del_pos,
+                                     add_dst[by_target], add_src[by_target])
     report = BatchReport(
-        deleted=int(np.count_nonzero(found)),
+        deleted=len(del_pos),
         inserted=len(new),
         missing_deletions=int(np.count_nonzero(~found)),
         present_insertions=len(ins_unique) - len(new),
@@ -550,7 +557,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
         repeated_insertions=batch.insertions - len(ins_unique),
         self_loop_deletions=int(np.count_nonzero(loops)),
     )
-    return Graph.from_keys(merged, n), report
+    return Graph(offsets, targets, in_offsets, sources, graph.vertex_ids), report
 
 
 def apply_batch(graph: Graph, batch: Batch, *, strict: bool = False) -> Graph:

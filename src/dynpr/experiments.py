@@ -113,7 +113,8 @@ def run_batches(
     """The temporal or the random-batch experiment: every approach on every batch.
 
     Each fraction's batches start from ``graph`` and every approach from its
-    Static ranks. ``"temporal"`` applies the batches one after another, each
+    Static ranks. With the GPU backend the graph is uploaded once and every
+    batch applied on the device, so a batch costs no graph-sized host work. ``"temporal"`` applies the batches one after another, each
     approach carrying its own ranks from batch to batch (Static ignores them);
     ``"random"`` applies each batch to ``graph`` on its own.
 
@@ -158,6 +159,11 @@ def run_batches(
     options = options or PageRankOptions()
     backend = resolve_backend(backend)
     commit = commit if commit is not None else git_commit()
+    if backend == "gpu":
+        from dynpr.gpu.resident import to_resident
+
+        # uploaded once: every batch is then applied on the device (apply_batch runs where the graph is)
+        graph = to_resident(graph)
     base_ranks = static(graph, options, backend=backend).ranks
     rows: list[dict] = []
     warmed = False

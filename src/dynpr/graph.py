@@ -3,11 +3,21 @@
 A :class:`Graph` holds the out-edges (CSR of G, used for marking affected
 vertices) and the in-edges (CSR of the transpose G', used to pull ranks).
 Vertex ids are int32, offsets int64 so graphs beyond 2^31 edges fit.
+
+The graph operations every other module needs live here once: edge keys and
+membership (:func:`edge_keys`, :func:`contains_sorted`, :meth:`Graph.find_edges`),
+self-loop completion (:func:`with_self_loops`), dense renumbering
+(:func:`renumber`), CSR gathers (:func:`rows_of_positions`), the transpose
+(:func:`transpose_csr`) and row splicing (:func:`splice_csr`), which applies a
+batch in one pass over the arrays without building int64 keys for every edge.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +26,33 @@ import scipy.sparse as sp
 VERTEX_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
 MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
+# Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` cuts column ranges).
+_SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
+# Edges per block of the host's streaming pass for self-loop positions.
+_LOOP_BLOCK = 1 << 24
+# Host queries beyond which (and beyond |E|/64) a streaming pass replaces per-row searches.
+_BULK_QUERIES = 1 << 16
+
+
+def array_module(a):
+    """``numpy``, or ``cupy`` for a CuPy array: a :class:`Graph` may hold either (see :mod:`dynpr.gpu.resident`)."""
+    if type(a).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def to_host(a) -> np.ndarray:
+    """A NumPy array of ``a`` (copied from the device when it is a CuPy array)."""
+    return a.get() if array_module(a) is not np else np.asarray(a)
+
+
+def _counts(xp, rows, n: int):
+    """int64 entries per row; CuPy's bincount rejects an empty input."""
+    if len(rows) == 0:
+        return xp.zeros(n, dtype=np.int64)
+    return xp.bincount(rows, minlength=n).astype(np.int64)
 
 
 def edge_keys(src: np.ndarray, dst: np.ndarray, num_vertices: int) -> np.ndarray:
@@ -38,11 +75,220 @@ def unique_sorted(keys: np.ndarray) -> np.ndarray:
     return keys
 
 
-def _csr_from_sorted(rows: np.ndarray, cols: np.ndarray, num_vertices: int):
-    counts = np.bincount(rows, minlength=num_vertices)
-    offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets, cols.astype(VERTEX_DTYPE, copy=False)
+def contains_sorted(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Boolean mask: is each query value in ``sorted_keys`` (sorted ascending)."""
+    pos = np.searchsorted(sorted_keys, query)
+    found = pos < len(sorted_keys)
+    found[found] = sorted_keys[pos[found]] == query[found]
+    return found
+
+
+def with_self_loops(keys: np.ndarray, num_vertices: int) -> np.ndarray:
+    """Sorted unique edge keys plus the self-loop ``(v, v)`` of every vertex that lacks one."""
+    loops = np.arange(num_vertices, dtype=np.int64) * np.int64(num_vertices + 1)
+    missing = loops[~contains_sorted(keys, loops)]
+    return merge_disjoint(keys, missing)
+
+
+def merge_disjoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Merge two sorted arrays with no common element into one sorted array.
+
+    O(|a| + |b| log |a|): a sort of the concatenation would cost
+    O((|a|+|b|) log) on a graph-sized array.
+    """
+    if len(b) == 0:
+        return a
+    out = np.empty(len(a) + len(b), dtype=np.result_type(a, b))
+    at = np.searchsorted(a, b) + np.arange(len(b))
+    is_b = np.zeros(len(out), dtype=bool)
+    is_b[at] = True
+    out[at] = b
+    out[~is_b] = a
+    return out
+
+
+def renumber(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Renumber endpoint ids densely, in ascending order of the original ids.
+
+    Returns
+    -------
+    vertex_ids : ndarray of int64
+        Original id of each new id (sorted).
+    src, dst : ndarray of int64
+        The edges with new ids.
+    """
+    vertex_ids = unique_sorted(np.concatenate([src, dst]).astype(np.int64, copy=False))
+    return vertex_ids, np.searchsorted(vertex_ids, src), np.searchsorted(vertex_ids, dst)
+
+
+def rows_of_positions(offsets, positions):
+    """Row (vertex) of each position in a CSR's column array, int32: a gather by binary search."""
+    xp = array_module(offsets)
+    return (xp.searchsorted(offsets, xp.asarray(positions), side="right") - 1).astype(VERTEX_DTYPE)
+
+
+def row_lower_bound(offsets, cols, rows, values):
+    """Position of the first entry ``>= value`` in each CSR row (rows sorted), int64.
+
+    A binary search over all queries at once: O(k log(max row length)) work
+    for k queries, no per-edge array (the row end when every entry is smaller).
+    NumPy or CuPy, as ``cols`` is.
+    """
+    xp = array_module(cols)
+    rows = xp.asarray(rows, dtype=np.int64)
+    values = xp.asarray(values)
+    lo = offsets[rows].astype(np.int64)
+    hi = offsets[rows + 1].astype(np.int64)
+    if lo.size == 0:
+        return lo
+    last = max(len(cols) - 1, 0)
+    for _ in range(int((hi - lo).max()).bit_length() + 1):
+        open_ = lo < hi
+        if not bool(open_.any()):
+            break
+        mid = (lo + hi) >> 1
+        right = open_ & (cols[xp.minimum(mid, last)] < values)
+        lo = xp.where(right, mid + 1, lo)
+        hi = xp.where(open_ & ~right, mid, hi)
+    return lo
+
+
+def _find_in_rows(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
+    """Host ``(found, position)`` of each query; the search runs where the CSR lives."""
+    xp = array_module(cols)
+    rows = xp.asarray(rows, dtype=np.int64)
+    values = xp.asarray(values)
+    if xp is np and len(rows) > max(_BULK_QUERIES, len(cols) >> 6):
+        return _find_in_blocks(offsets, cols, rows, values)
+    pos = row_lower_bound(offsets, cols, rows, values)
+    found = pos < offsets[rows + 1]
+    found[found] = cols[pos[found]] == values[found]
+    return to_host(found), to_host(pos)
+
+
+def _find_in_blocks(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_find_in_rows` for many host queries: one streaming pass over the CSR.
+
+    Per block of rows (a thread each), the block's int64 keys ``row * span + col``
+    are built and the sorted queries located in them by ``np.searchsorted``:
+    O(|E| + k log) with C-speed searches, where k row searches in NumPy steps
+    cost ~20 passes over the queries.
+    """
+    n = len(offsets) - 1
+    span = np.int64(max(n, int(values.max(initial=0)) + 1))
+    keys = rows * span + values
+    order = np.argsort(keys)
+    keys = keys[order]
+    found = np.zeros(len(keys), dtype=bool)
+    pos = np.empty(len(keys), dtype=np.int64)
+    bounds = np.unique(np.append(np.searchsorted(offsets, np.arange(0, len(cols), _LOOP_BLOCK), side="right") - 1, n))
+
+    def block(r0: int, r1: int) -> None:
+        q0, q1 = np.searchsorted(keys, [r0 * span, r1 * span])
+        if q0 == q1:
+            return
+        e0, e1 = int(offsets[r0]), int(offsets[r1])
+        local = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(offsets[r0:r1 + 1])) * span + cols[e0:e1]
+        query = keys[q0:q1] - r0 * span
+        at = np.searchsorted(local, query)
+        hit = at < len(local)
+        hit[hit] = local[at[hit]] == query[hit]
+        found[q0:q1], pos[q0:q1] = hit, at + e0
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(block, bounds[:-1], bounds[1:]))
+    found[order], pos[order] = found.copy(), pos.copy()
+    return found, pos
+
+
+def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
+    """A CSR with some entries removed and others inserted, in one pass over the columns.
+
+    Parameters
+    ----------
+    offsets, cols : ndarray
+        The CSR (int64 offsets, int32 columns sorted within each row), NumPy or
+        CuPy: the splice runs where they are.
+    del_pos : ndarray of int64
+        Sorted, unique positions in ``cols`` to remove.
+    ins_rows, ins_cols : ndarray
+        Entries to insert, sorted by ``(row, col)``, none present after the removals.
+
+    Returns
+    -------
+    offsets, cols : ndarray
+        The new CSR, rows still sorted. Besides the output, the scratch is one
+        byte per entry (which output slots are new) plus the kept columns.
+    """
+    xp = array_module(cols)
+    n = len(offsets) - 1
+    del_pos = xp.asarray(del_pos, dtype=np.int64)
+    ins_rows = xp.asarray(ins_rows, dtype=np.int64)
+    ins_cols = xp.asarray(ins_cols, dtype=cols.dtype)
+    delta = _counts(xp, ins_rows, n) - _counts(xp, rows_of_positions(offsets, del_pos), n)
+    new_offsets = offsets.copy()
+    new_offsets[1:] += xp.cumsum(delta)
+    at_old = _find_in_rows(offsets, cols, ins_rows, ins_cols)[1] if xp is np else \
+        row_lower_bound(offsets, cols, ins_rows, ins_cols)
+    # an inserted entry lands before the old entry at its lower bound, shifted by the
+    # removals before it and the insertions before it
+    at_new = at_old - xp.searchsorted(del_pos, at_old) + xp.arange(len(at_old))
+    new_cols = xp.empty(int(new_offsets[-1]), dtype=cols.dtype)
+    is_new = xp.zeros(len(new_cols), dtype=bool)
+    is_new[at_new] = True
+    new_cols[at_new] = ins_cols
+    if len(del_pos):
+        keep = xp.ones(len(cols), dtype=bool)
+        keep[del_pos] = False
+        new_cols[~is_new] = cols[keep]
+    else:
+        new_cols[~is_new] = cols
+    return new_offsets, new_cols
+
+
+def transpose_csr(offsets: np.ndarray, cols: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR of the transpose, rows sorted (a counting sort: stable in the source rows).
+
+    SciPy's linear CSR -> CSC does it (R-MAT scale 20, 16M edges, 2 cores: 0.8 s,
+    where an argsort by column took 2.4 s). Beyond 2^31 entries SciPy switches
+    to int64 indices and temporaries of ~17 bytes per edge, so the columns are
+    cut into ranges of fewer entries, each transposed by SciPy with int32
+    indices into its slice of the output: scratch ~8 bytes per entry of a range.
+    """
+    m = len(cols)
+    counts = np.bincount(cols, minlength=num_vertices)
+    in_offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(counts, out=in_offsets[1:])
+    del counts
+    if m <= _SCIPY_TRANSPOSE_LIMIT:
+        return in_offsets, _scipy_transpose(offsets, cols, num_vertices, num_vertices)
+    sources = np.empty(m, dtype=VERTEX_DTYPE)
+    nonempty = np.diff(offsets) > 0
+    c0 = 0
+    while c0 < num_vertices:
+        # the most columns whose entries fit SciPy's int32 indices (at least one)
+        c1 = max(c0 + 1, int(np.searchsorted(in_offsets, in_offsets[c0] + _SCIPY_TRANSPOSE_LIMIT, side="right")) - 1)
+        inside = (cols >= c0) & (cols < c1)
+        # entries of each row inside the range (reduceat over the non-empty rows only:
+        # it reads one element for an empty segment)
+        per_row = np.zeros(num_vertices, dtype=np.int64)
+        per_row[nonempty] = np.add.reduceat(inside, offsets[:-1][nonempty], dtype=np.int64)
+        part_offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
+        np.cumsum(per_row, out=part_offsets[1:])
+        del per_row
+        part_cols = cols[inside]
+        del inside
+        part_cols -= c0
+        sources[in_offsets[c0]:in_offsets[c1]] = _scipy_transpose(part_offsets, part_cols, num_vertices, c1 - c0)
+        del part_cols, part_offsets
+        c0 = c1
+    return in_offsets, sources
+
+
+def _scipy_transpose(offsets, cols, rows: int, columns: int) -> np.ndarray:
+    """Row ids of a CSR's entries in column order (rows ascending within a column), int32."""
+    csc = sp.csr_array((np.ones(len(cols), dtype=np.int8), cols, offsets), shape=(rows, columns)).tocsc()
+    return csc.indices.astype(VERTEX_DTYPE, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +302,7 @@ class Graph:
     targets: np.ndarray  # int32, |E|, sorted within each row
     in_offsets: np.ndarray  # int64, |V|+1: in-edges of v are sources[in_offsets[v]:...]
     sources: np.ndarray  # int32, |E|, sorted within each row
+    vertex_ids: np.ndarray | None = None  # int64 original id of each vertex; None: the ids are the original ones
 
     @classmethod
     def from_edges(
@@ -98,29 +345,22 @@ class Graph:
                 f"{num_vertices} vertices do not fit int32 vertex ids (at most {MAX_VERTICES}); "
                 "renumber the graph's vertices densely"
             )
-        keys = edge_keys(src, dst, num_vertices)
+        keys = unique_sorted(edge_keys(src, dst, num_vertices))
         if self_loops:
-            loops = np.arange(num_vertices, dtype=np.int64)
-            keys = np.concatenate([keys, loops * np.int64(num_vertices) + loops])
-        return cls.from_keys(unique_sorted(keys), num_vertices)
+            keys = with_self_loops(keys, num_vertices)
+        return cls.from_keys(keys, num_vertices)
 
     @classmethod
     def from_keys(cls, keys: np.ndarray, num_vertices: int) -> "Graph":
         """Build a graph from sorted, unique edge keys (see :func:`edge_keys`)."""
-        n = np.int64(num_vertices)
-        rows, cols = np.divmod(keys, n)
-        offsets, targets = _csr_from_sorted(rows, cols, num_vertices)
-        if len(keys) < np.iinfo(np.int32).max:
-            # SciPy's CSR -> CSC is a linear counting sort that keeps rows ascending within
-            # each column: the same transpose as the stable argsort below (R-MAT scale 20,
-            # 16M edges, 2 cores: all of from_keys 0.8 s, the argsort transpose alone 2.4 s).
-            csc = sp.csr_array((np.ones(len(keys), dtype=np.int8), targets, offsets),
-                               shape=(num_vertices, num_vertices)).tocsc()
-            return cls(offsets, targets, csc.indptr.astype(OFFSET_DTYPE), csc.indices.astype(VERTEX_DTYPE))
-        # keys are sorted by row, so a stable sort by column orders the transpose by (col, row)
-        order = np.argsort(cols, kind="stable")
-        in_offsets, sources = _csr_from_sorted(cols[order], rows[order], num_vertices)
-        return cls(offsets, targets, in_offsets, sources)
+        rows, cols = np.divmod(keys, np.int64(num_vertices))
+        return cls.from_csr(csr_offsets(rows, num_vertices), cols.astype(VERTEX_DTYPE))
+
+    @classmethod
+    def from_csr(cls, offsets: np.ndarray, targets: np.ndarray, vertex_ids: np.ndarray | None = None) -> "Graph":
+        """Build a graph from its out-CSR (rows sorted, no duplicates); the transpose is computed."""
+        num_vertices = len(offsets) - 1
+        return cls(offsets, targets, *transpose_csr(offsets, targets, num_vertices), vertex_ids)
 
     @property
     def num_vertices(self) -> int:
@@ -129,6 +369,11 @@ class Graph:
     @property
     def num_edges(self) -> int:
         return len(self.targets)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the CSR and its transpose."""
+        return sum(a.nbytes for a in (self.offsets, self.targets, self.in_offsets, self.sources))
 
     @property
     def out_degree(self) -> np.ndarray:
@@ -150,14 +395,60 @@ class Graph:
         src, dst = self.edges()
         return edge_keys(src, dst, self.num_vertices)
 
+    def find_edges(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each ``(src[i], dst[i])`` is in the out-CSR, by binary search in row ``src[i]``.
+
+        Returns
+        -------
+        found : ndarray of bool
+        positions : ndarray of int64
+            Index into ``targets`` (of the edge when found, else where it would go).
+        """
+        return _find_in_rows(self.offsets, self.targets, src, dst)
+
+    def find_in_edges(self, dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each edge ``(src[i], dst[i])`` is in the transpose (row ``dst[i]`` of ``sources``)."""
+        return _find_in_rows(self.in_offsets, self.sources, dst, src)
+
     def has_edges(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Boolean mask: is each ``(src[i], dst[i])`` an edge of the graph."""
-        keys = self.keys()
-        query = edge_keys(np.asarray(src), np.asarray(dst), self.num_vertices)
-        pos = np.searchsorted(keys, query)
-        found = pos < len(keys)
-        found[found] = keys[pos[found]] == query[found]
-        return found
+        return self.find_edges(src, dst)[0]
+
+    @cached_property
+    def self_loop_positions(self) -> np.ndarray:
+        """Host int64 position in ``targets`` of each vertex's self-loop, -1 where it has none.
+
+        Computed once per graph (the graph never changes): on the device one
+        binary search per vertex; on the host one streaming pass over the
+        out-CSR in row blocks on a thread pool (a vertex's self-loop sits after
+        the entries of its row that are smaller than it).
+        """
+        n = self.num_vertices
+        if array_module(self.targets) is not np:
+            v = np.arange(n, dtype=np.int64)
+            found, pos = self.find_edges(v, v)
+            pos[~found] = -1
+            return pos
+        offsets, targets = self.offsets, self.targets
+        pos = np.full(n, -1, dtype=np.int64)
+        starts = np.searchsorted(offsets, np.arange(0, self.num_edges, _LOOP_BLOCK), side="right") - 1
+        bounds = np.unique(np.append(starts, n))
+
+        def block(r0: int, r1: int) -> None:
+            degree = np.diff(offsets[r0:r1 + 1])
+            rows = np.arange(r0, r1, dtype=VERTEX_DTYPE)
+            e0, e1 = int(offsets[r0]), int(offsets[r1])
+            smaller = targets[e0:e1] < np.repeat(rows, degree)
+            nonempty = np.flatnonzero(degree)
+            at = offsets[r0:r1][nonempty]
+            at += np.add.reduceat(smaller, at - e0, dtype=np.int64) if len(nonempty) else 0
+            ok = at < offsets[r0 + 1:r1 + 1][nonempty]
+            ok[ok] = targets[at[ok]] == rows[nonempty][ok]
+            pos[r0 + nonempty[ok]] = at[ok]
+
+        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            list(pool.map(block, bounds[:-1], bounds[1:]))
+        return pos
 
     def without_self_loops(self) -> "Graph":
         """The same graph with every self-loop removed."""
@@ -166,10 +457,13 @@ class Graph:
         return Graph.from_edges(src[keep], dst[keep], self.num_vertices, self_loops=False)
 
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
-        """Write the graph (and any extra arrays) to an ``.npz`` file atomically, with its sha256."""
+        """Write the graph (its ``vertex_ids`` too, and any extra arrays) to an ``.npz`` file atomically,
+        with its sha256."""
         from dynpr.fileio import atomic_path
         from dynpr.validate import DIGEST_KEY, graph_digest
 
+        if self.vertex_ids is not None:
+            extra = {"vertex_ids": self.vertex_ids, **extra}
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, offsets=self.offsets, targets=self.targets, in_offsets=self.in_offsets,
@@ -177,7 +471,15 @@ class Graph:
 
     @classmethod
     def load(cls, path: str | Path) -> "Graph":
-        """Read a graph written by :meth:`save`, checked (:func:`dynpr.validate.read_graph_npz`)."""
+        """Read a graph written by :meth:`save`, checked (:func:`dynpr.validate.read_graph_npz`), with its
+        ``vertex_ids`` when stored."""
         from dynpr.validate import read_graph_npz
 
         return read_graph_npz(path)[0]
+
+
+def csr_offsets(rows: np.ndarray, num_vertices: int) -> np.ndarray:
+    """int64 CSR offsets of entries whose (sorted) rows are ``rows``."""
+    offsets = np.zeros(num_vertices + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(rows, minlength=num_vertices), out=offsets[1:])
+    return offsets

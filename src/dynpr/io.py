@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import logging
 import os
 import re
 import tarfile
@@ -24,6 +25,10 @@ import scipy.io
 
 from dynpr.errors import InputError, ParseError
 from dynpr.fileio import sweep_stale
+from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
+from dynpr.hostmem import check_host_fits
+
+log = logging.getLogger("dynpr.io")
 
 FORMATS = ("snap-temporal", "snap-edgelist", "matrix-market", "suitesparse-mm")
 
@@ -37,7 +42,7 @@ _ODD_CHAR = re.compile(r"[^\x20-\x7e\t\r\n]")
 class EdgeData:
     """Edges as read from a file, before deduplication.
 
-    ``src``/``dst`` are int64 with 0-based ids; ``time`` is int64 for temporal
+    ``src``/``dst`` are 0-based ids (int64 from SNAP files, int32 from Matrix Market); ``time`` is int64 for temporal
     files (edges stable-sorted by it) and None otherwise; ``num_vertices`` is the
     matrix dimension for Matrix Market input and None for SNAP files (whose ids
     :func:`dynpr.prepare.build_graph` renumbers densely).
@@ -130,12 +135,40 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
     return EdgeData(*(np.ascontiguousarray(column) for column in values.T))
 
 
+#: Entries parsed per chunk of a Matrix Market file: bounds the parser's scratch, one progress line each.
+MM_CHUNK_ENTRIES = 1 << 24
+
+
+def _find_bad_mm_line(path: Path, first: int, ncols: int, rows: int) -> tuple[int, str]:
+    """``(line number, reason)`` of the first malformed entry at or after line ``first``.
+
+    Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
+    """
+    with _open_text(path) as fh:
+        for number, line in enumerate(fh, start=1):
+            if number < first or line.lstrip().startswith(b"%") or not line.strip():
+                continue
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            fields = text.split()
+            if len(fields) != ncols:
+                return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
+            if not all(re.fullmatch(_ID, f) for f in fields[:2]):
+                return number, f"expected two positive integer ids, got {text[:80]!r}"
+            if not all(1 <= int(f) <= rows for f in fields[:2]):
+                return number, f"id out of range 1..{rows}: {text[:80]!r}"
+    return first, "malformed entry"
+
+
 def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> EdgeData:
-    """Read a Matrix Market coordinate file as a directed graph (row -> column).
+    """Read a Matrix Market coordinate file as a directed graph (row -> column), in chunks.
 
     Pattern, integer and real matrices are accepted (values are ignored);
     symmetric (and skew/hermitian) matrices give both directions of each
     off-diagonal entry. Ids become 0-based; ``num_vertices`` is the dimension.
+    The header is checked before anything is allocated; entries are then
+    parsed :data:`MM_CHUNK_ENTRIES` at a time straight into int32 arrays (8
+    bytes per entry, 16 when symmetric), with a progress line per chunk on the
+    ``dynpr.io`` logger.
 
     Parameters
     ----------
@@ -147,25 +180,67 @@ def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> 
     Raises
     ------
     ParseError
-        For a non-coordinate, non-square or malformed file (with its line number).
+        For a non-coordinate, non-square, malformed (with its line number) or
+        truncated file, or a header with more vertices than int32 ids hold.
+    MemoryError
+        When the header's entries would not fit the host's available memory.
     """
     path = Path(path)
     name = display_name or str(path)
     try:
-        rows, cols, _entries, layout, _field, _symmetry = scipy.io.mminfo(path)
+        rows, cols, entries, layout, field, symmetry = scipy.io.mminfo(path)
     except (ValueError, OSError, EOFError, zlib.error) as err:
         raise ParseError(f"{name}: not a Matrix Market file: {err}") from None
     if layout != "coordinate":
         raise ParseError(f"{name}: Matrix Market layout {layout!r} is not a graph; expected 'coordinate'")
     if rows != cols:
         raise ParseError(f"{name}: matrix is {rows}x{cols}; a graph's adjacency matrix must be square")
+    # the header decides before anything graph-sized is allocated
+    if rows > MAX_VERTICES:
+        raise ParseError(f"{name}: header says {rows:,} vertices; vertex ids are int32 (at most {MAX_VERTICES:,})")
+    mirror = symmetry != "general"
+    capacity = entries * (2 if mirror else 1)
+    # the int32 ids read here, then build_graph's 40 bytes per record
+    check_host_fits(capacity * (8 + 40) + 24 * rows, f"{name}: graph")
+    ncols = {"pattern": 2, "complex": 4}.get(field, 3)
+    src = np.empty(capacity, dtype=VERTEX_DTYPE)
+    dst = np.empty(capacity, dtype=VERTEX_DTYPE)
+    count = 0
     try:
-        matrix = scipy.io.mmread(path)
-    except (ValueError, OSError, EOFError, zlib.error) as err:
-        # fast_matrix_market already says "Line N: ..." for malformed entries
-        raise ParseError(f"{name}: {re.sub(r'^Line (?=[0-9])', 'line ', str(err))}") from None
-    return EdgeData(matrix.row.astype(np.int64, copy=False), matrix.col.astype(np.int64, copy=False),
-                    num_vertices=int(rows))
+        with _open_text(path) as fh:
+            first = 1
+            for line in fh:  # banner, comments, size line
+                first += 1
+                if not line.lstrip().startswith(b"%") and line.strip():
+                    break
+            chunks = pd.read_csv(fh, sep=r"\s+", header=None, comment="%", usecols=[0, 1], dtype=np.int64,
+                                 engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
+            for chunk in chunks:
+                ids = chunk.to_numpy()
+                if count + len(ids) > entries or ids.min() < 1 or ids.max() > rows:
+                    if count + len(ids) > entries:
+                        raise ParseError(f"{name}: more entries than the header's {entries:,}")
+                    raise ValueError("id out of range")
+                src[count:count + len(ids)] = ids[:, 0] - 1
+                dst[count:count + len(ids)] = ids[:, 1] - 1
+                count += len(ids)
+                log.info("%s: %s of %s entries read", name, f"{count:,}", f"{entries:,}")
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as err:
+        raise ParseError(f"{name}: corrupt or truncated gzip ({err}); delete it and download again") from None
+    except pd.errors.EmptyDataError:
+        count = 0
+    except ParseError:
+        raise
+    except (ValueError, OverflowError, pd.errors.ParserError):
+        number, reason = _find_bad_mm_line(path, first, ncols, rows)
+        raise ParseError(f"{name}: line {number}: {reason}") from None
+    if count != entries:
+        raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
+    if mirror:
+        off = np.flatnonzero(src[:count] != dst[:count])
+        src[count:count + len(off)], dst[count:count + len(off)] = dst[off], src[off]
+        count += len(off)
+    return EdgeData(src[:count], dst[:count], num_vertices=int(rows))
 
 
 def _archive_stem(path: Path) -> str:

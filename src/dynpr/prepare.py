@@ -1,8 +1,8 @@
 """From a catalog dataset (or any graph file) to a prepared graph: CSR + transpose + stats.
 
 A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`,
-``vertex_ids`` = the original id of each vertex,
-with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
+``vertex_ids`` = the original id of each vertex, absent for generated graphs whose ids
+are their own, with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
 for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DESIGN.md.
 """
 
@@ -18,9 +18,10 @@ import numpy as np
 from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.fileio import sha256_file, write_text_atomic
-from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, unique_sorted
+from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
+from dynpr.hostmem import check_host_fits
 from dynpr.io import EdgeData, read_edges
-from dynpr.rmat import rmat_edges
+from dynpr.rmat import rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
 
 log = logging.getLogger("dynpr.prepare")
@@ -80,8 +81,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         raise ValueError(f"{name}: negative vertex id {lo}")
     renumbered = edges.num_vertices is None
     if renumbered:
-        vertex_ids = unique_sorted(np.concatenate([src, dst]).astype(np.int64, copy=False))
-        src, dst = np.searchsorted(vertex_ids, src), np.searchsorted(vertex_ids, dst)
+        vertex_ids, src, dst = renumber(src, dst)
         n = len(vertex_ids)
     else:
         n = int(edges.num_vertices)
@@ -93,20 +93,23 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         )
     if not renumbered:
         vertex_ids = np.arange(n, dtype=np.int64)
+    # int64 keys, their sort, the CSR's rows and columns before narrowing, the transpose's scratch
+    check_host_fits(40 * len(src) + 24 * n, f"{name}: graph")
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
     seen[dst] = True
     loops_in = src == dst
     n64 = np.int64(n)
     keys = unique_sorted(src.astype(np.int64) * n64 + dst)
-    distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
-    # add the self-loops the input lacks; both runs are sorted, so the stable
-    # sort (timsort) is a linear merge
-    loop_keys = np.arange(n, dtype=np.int64) * (n64 + 1)
-    pos = np.minimum(np.searchsorted(keys, loop_keys), len(keys) - 1)
-    missing = loop_keys[keys[pos] != loop_keys] if self_loops else loop_keys[:0]
-    all_keys = np.sort(np.concatenate([keys, missing]), kind="stable")
+    if self_loops:
+        all_keys = with_self_loops(keys, n)
+        distinct_loops = n - (len(all_keys) - len(keys))
+    else:  # NetworkX's convention: the input's edges as they are
+        all_keys = keys
+        distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
     graph = Graph.from_keys(all_keys, n)
+    del all_keys
+    graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, vertex_ids)
     temporal = None
     if edges.time is not None:
         temporal = (src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE), edges.time.astype(np.int64, copy=False))
@@ -150,8 +153,56 @@ def check_counts(stats: dict, dataset: Dataset) -> None:
             )
 
 
+def generated_stats(graph: Graph) -> dict:
+    """The stats of :func:`build_graph` for a generated graph (distinct non-self-loop edges, self-loops added)."""
+    n = graph.num_vertices
+    touched = np.flatnonzero((np.diff(graph.offsets) > 1) | (np.diff(graph.in_offsets) > 1))
+    edges = graph.num_edges - n
+    return {
+        "vertices": n, "max_id": int(touched[-1]) if len(touched) else -1, "renumbered": False,
+        "distinct_vertices": len(touched), "edges": edges, "edges_with_self_loops": graph.num_edges,
+        "temporal_edges": None, "input_records": edges, "self_loops_in_input": 0,
+        "distinct_self_loops_in_input": 0, "duplicates_removed": 0,
+        "max_in_degree": int(graph.in_degree.max()), "max_out_degree": int(graph.out_degree.max()),
+    }
+
+
+def load_dataset(dataset: Dataset, source: str | Path | None = None, *,
+                 self_loops: bool = True) -> tuple[Graph, Temporal | None, dict, str | None]:
+    """A dataset's graph from its source file, or generated in chunks (R-MAT).
+
+    ``self_loops=False`` keeps the input's edges as they are (see :func:`build_graph`);
+    generated graphs always have theirs.
+
+    Returns
+    -------
+    graph : Graph
+        With a self-loop on every vertex and ``vertex_ids`` when renumbered.
+    temporal : tuple or None
+    stats : dict
+        See :func:`build_graph`.
+    source_sha256 : str or None
+        None for generated graphs.
+    """
+    t0 = time.perf_counter()
+    if dataset.kind == "generated":
+        if not self_loops:
+            raise InputError(f"{dataset.name}: a generated graph always has a self-loop on every vertex; "
+                             "--no-self-loops needs an edge-list file")
+        graph = rmat_graph(dataset.scale, dataset.edge_factor, dataset.seed)
+        log.info("%s: generated R-MAT scale %d edge factor %d in %.2f s", dataset.name, dataset.scale,
+                 dataset.edge_factor, time.perf_counter() - t0)
+        return graph, None, generated_stats(graph), None
+    edges, digest = read_dataset(dataset, source)
+    t_read = time.perf_counter() - t0
+    log.info("%s: read %d edge records in %.2f s", dataset.name, len(edges.src), t_read)
+    graph, temporal, _, stats = build_graph(edges, name=dataset.name, self_loops=self_loops)
+    log.info("%s: built CSR + transpose in %.2f s", dataset.name, time.perf_counter() - t0 - t_read)
+    return graph, temporal, stats, digest
+
+
 def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[EdgeData, str | None]:
-    """Parse a dataset's source file (or generate it) and verify its checksum.
+    """Parse a dataset's source file and verify its checksum.
 
     Parameters
     ----------
@@ -163,12 +214,10 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
     Returns
     -------
     edges : EdgeData
-    source_sha256 : str or None
-        None for generated graphs.
+    source_sha256 : str
     """
     if dataset.kind == "generated":
-        src, dst = rmat_edges(dataset.scale, dataset.edge_factor, dataset.seed)
-        return EdgeData(src, dst, num_vertices=1 << dataset.scale), None
+        raise ValueError(f"{dataset.name} is generated (R-MAT): build it with load_dataset")
     source = Path(source) if source is not None else dataset.source_path
     if not source.is_file():
         raise FileNotFoundError(f"{dataset.name}: source file {source} is missing; run "
@@ -200,19 +249,14 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     """
     ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
     t0 = time.perf_counter()
-    edges, digest = read_dataset(ds, source)
-    t_read = time.perf_counter() - t0
-    log.info("%s: read %d edge records in %.2f s", ds.name, len(edges.src), t_read)
-    graph, temporal, vertex_ids, stats = build_graph(edges, name=ds.name)
-    t_build = time.perf_counter() - t0 - t_read
-    log.info("%s: built CSR + transpose (%d vertices, %d edges with self-loops) in %.2f s",
-             ds.name, graph.num_vertices, graph.num_edges, t_build)
+    graph, temporal, stats, digest = load_dataset(ds, source)
+    log.info("%s: %d vertices, %d edges with self-loops", ds.name, graph.num_vertices, graph.num_edges)
     stats = {"dataset": ds.name, "kind": ds.kind, "format": ds.format, **stats, "source_sha256": digest}
     if ds.kind == "generated":
         stats.update(scale=ds.scale, edge_factor=ds.edge_factor, seed=ds.seed)
     check_counts(stats, ds)
     _record_download(ds, source, digest)
-    extra = {"vertex_ids": vertex_ids}
+    extra = {}  # vertex_ids travel with the graph (Graph.save)
     if temporal is not None:
         extra.update({"temporal_src": temporal[0], "temporal_dst": temporal[1], "temporal_time": temporal[2]})
     # json last: it is the rule's "done" marker, and a failure before it leaves neither file
@@ -231,11 +275,13 @@ def _record_download(ds: Dataset, source: str | Path | None, digest: str | None)
 
 
 def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
-    """Read a prepared graph, checked and verified against its stored sha256.
+    """Read a prepared graph, checked and verified against its stored sha256 (:meth:`Graph.load`, plus
+    the temporal edges).
 
     Returns
     -------
     graph : Graph
+        With ``vertex_ids``, the original id of each vertex, when the file has them.
     temporal : tuple of (src int32, dst int32, time int64) or None
         The time-ordered edge list of a temporal graph.
 
@@ -251,9 +297,7 @@ def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
 def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.ndarray]:
     """:func:`load_prepared`, also returning each vertex's original id."""
     graph, extra = read_graph_npz(npz_path)
-    vertex_ids = extra.get("vertex_ids")
-    if vertex_ids is None:
-        vertex_ids = np.arange(graph.num_vertices, dtype=np.int64)
+    vertex_ids = graph.vertex_ids if graph.vertex_ids is not None else np.arange(graph.num_vertices, dtype=np.int64)
     if "temporal_src" not in extra:
         return graph, None, vertex_ids
     src, dst, when = (extra.get(f"temporal_{k}") for k in ("src", "dst", "time"))
@@ -339,8 +383,7 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
 
         fetch_dataset(ds)
     try:
-        edges, digest = read_dataset(ds)
-        built, temporal, vertex_ids, stats = build_graph(edges, name=ds.name, self_loops=self_loops)
+        built, temporal, stats, digest = load_dataset(ds, self_loops=self_loops)
         # the same comparison with the catalog as the prepare rule makes
         check_counts(stats, ds)
     except (InputError, OSError):
@@ -348,6 +391,7 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
             ds.source_path.unlink(missing_ok=True)
         raise
     _record_download(ds, ds.source_path, digest)
+    vertex_ids = built.vertex_ids if built.vertex_ids is not None else np.arange(built.num_vertices, dtype=np.int64)
     return built, temporal, vertex_ids
 
 

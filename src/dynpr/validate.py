@@ -244,7 +244,8 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
     -------
     graph : Graph
     extra : dict of str to ndarray
-        The file's other arrays (``vertex_ids``, ``temporal_*``, ``param_*``).
+        The file's other arrays (``temporal_*``, ``param_*``); ``vertex_ids``, when
+        stored, are the graph's.
 
     Raises
     ------
@@ -266,6 +267,12 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
     if stored != actual:
         raise GraphError(f"{path}: graph sha256 {actual[:16]}... differs from the stored {stored[:16]}...; "
                          "the file was modified: delete it and prepare it again")
+    ids = data.pop("vertex_ids", None)
+    if ids is not None:
+        if ids.shape != (graph.num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
+            raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({graph.num_vertices}), "
+                             f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
+        graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, ids)
     return graph, data
 
 

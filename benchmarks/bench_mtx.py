@@ -1,0 +1,79 @@
+"""Benchmark reading Matrix Market files: seconds per 100M entry lines and peak RSS.
+
+A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines) is written as
+``.mtx`` and as a SuiteSparse-style ``<name>.tar.gz``, then read with
+:func:`dynpr.io.read_matrix_market` / :func:`dynpr.io.read_suitesparse_tar`, each in a
+child process of its own (peak RSS ``ru_maxrss`` of that child). One row per file goes to
+``results/bench/mtx.csv`` with device, commit and parameters.
+
+Usage: ``python benchmarks/bench_mtx.py --scale 20 --edge-factor 10``
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tarfile
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _read(path: str) -> tuple[float, int, float]:
+    from dynpr.io import read_matrix_market, read_suitesparse_tar
+
+    t0 = time.perf_counter()
+    edges = (read_suitesparse_tar if path.endswith(".tar.gz") else read_matrix_market)(path)
+    seconds = time.perf_counter() - t0
+    return seconds, len(edges.src), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def main(argv=None) -> None:
+    from dynpr.backend import device_name
+    from dynpr.fileio import atomic_path
+    from dynpr.results import git_commit, timestamp
+    from dynpr.rmat import rmat_raw_edges
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=20)
+    parser.add_argument("--edge-factor", type=int, default=10)
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "mtx.csv"))
+    args = parser.parse_args(argv)
+    n = 1 << args.scale
+    src, dst = rmat_raw_edges(args.scale, args.edge_factor * n, np.random.default_rng(1))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        mtx = Path(tmp) / "gen" / "gen.mtx"
+        mtx.parent.mkdir()
+        with open(mtx, "w") as fh:
+            fh.write(f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} {len(src)}\n")
+            pd.DataFrame({"u": src + 1, "v": dst + 1}).to_csv(fh, sep=" ", header=False, index=False)
+        archive = Path(tmp) / "gen.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(mtx, arcname="gen/gen.mtx")
+        for path in (mtx, archive):
+            with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+                seconds, entries, peak_gib = pool.submit(_read, str(path)).result()
+            rows.append({"file": path.name, "bytes": path.stat().st_size, "entries": entries, "seconds": seconds,
+                         "seconds_per_100M_lines": seconds / entries * 1e8, "peak_rss_gib": peak_gib,
+                         "scale": args.scale, "edge_factor": args.edge_factor, "device": device_name("cpu"),
+                         "git_commit": git_commit(ROOT), "timestamp": timestamp()})
+            print(f"{path.name}: {entries:,} entries in {seconds:.1f} s "
+                  f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
+                  flush=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out) as tmp_out:
+        pd.DataFrame(rows).to_csv(tmp_out, index=False)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

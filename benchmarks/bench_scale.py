@@ -1,0 +1,235 @@
+"""Benchmark the pipeline's stages at paper scale: R-MAT graphs of up to 2.1 billion edges.
+
+Per graph, in a child process of its own (so one graph's memory never counts
+against the next): generate (chunked R-MAT, CSR + transpose), prepare (stats
+and the ``.npz`` written, then read back; the GPU machine lacks jsonschema, so
+the catalog is not read), upload to the GPU, Static, and per
+batch fraction: make a random batch, apply it on the host and (GPU) on the
+device-resident graph, check both give the same arrays, DF-P from the Static
+ranks on the device-applied graph. Every stage gets its wall time, the peak
+host RSS within the stage (``VmHWM``, reset through ``/proc/self/clear_refs``
+before it), the peak bytes in CuPy's pool during it and the device memory in
+use at its end (``cudaMemGetInfo``). Static's row also rates its bandwidth by
+the bytes model of :func:`dynpr.bench.bytes_per_iteration` against a
+device-to-device copy. Rows go to ``results/bench/scale.csv`` (rewritten
+after every graph, atomically) with device, commit and parameters.
+
+Usage::
+
+    python benchmarks/bench_scale.py --graphs 22 24 25 26 26x32 --fractions 1e-6 1e-4
+    python benchmarks/bench_scale.py --graphs 12 --backend cpu   # a smoke test
+
+A graph is ``SCALE`` (edge factor 16) or ``SCALExEDGEFACTOR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import tempfile
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from multiprocessing import get_context
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+GIB = float(1 << 30)
+SEED = 1  # the catalog's R-MAT seed
+BATCH_SEED = 42  # the config's seed
+
+
+def _reset_peak_rss() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
+    except OSError:
+        pass
+
+
+def _peak_rss_gib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024 / GIB
+    return math.nan
+
+
+class _GpuPeak:
+    """Peak bytes in use in CuPy's default pool, through an allocator that records it."""
+
+    def __init__(self):
+        import cupy
+
+        self.cupy = cupy
+        self.pool = cupy.get_default_memory_pool()
+        self.peak = 0
+
+        def malloc(size):
+            memory = self.pool.malloc(size)
+            self.peak = max(self.peak, self.pool.used_bytes())
+            return memory
+
+        cupy.cuda.set_allocator(malloc)
+
+    def reset(self) -> None:
+        self.pool.free_all_blocks()
+        self.peak = self.pool.used_bytes()
+
+    def fields(self) -> dict:
+        free, total = self.cupy.cuda.runtime.memGetInfo()
+        return {"peak_gpu_pool_gib": self.peak / GIB, "gpu_in_use_gib": (total - free) / GIB}
+
+
+def _die_with_parent() -> None:
+    """Child initializer: be killed with the parent (a ``timeout`` must not leave a graph-sized orphan)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workdir: str, rows_path: str) -> None:
+    """Every stage on one graph; runs in a child process and appends each row to
+    ``rows_path`` (JSON lines) as soon as it is measured: rows survive a crash or a kill."""
+    from dynpr.backend import device_name
+    from dynpr.batches import Batch, apply_batch, batch_rng, random_batch
+    from dynpr.graph import Graph
+    from dynpr.pagerank import static, update
+    from dynpr.pagerank.options import PageRankOptions
+    from dynpr.rmat import rmat_graph
+
+    scale, _, factor = spec.partition("x")
+    scale, factor = int(scale), int(factor or 16)
+    name = f"rmat-{scale}" + ("" if factor == 16 else f"-ef{factor}")
+    gpu = _GpuPeak() if backend == "gpu" else None
+    rows: list[dict] = []
+    common = {"graph": name, "scale": scale, "edge_factor": factor, "backend": backend,
+              "device": device_name(backend), "host": device_name("cpu")}
+
+    @contextmanager
+    def stage(label: str, **fields):
+        gc.collect()
+        _reset_peak_rss()
+        if gpu:
+            gpu.reset()
+        extra: dict = {}
+        t0 = time.perf_counter()
+        yield extra
+        if gpu:
+            gpu.cupy.cuda.Device().synchronize()
+        row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": _peak_rss_gib(),
+               **(gpu.fields() if gpu else {}), **fields, **extra}
+        rows.append(row)
+        with open(rows_path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        print(f"{name} {label}{'' if 'fraction' not in fields else ' ' + str(fields['fraction'])}: "
+              f"{row['wall_s']:.2f} s, peak RSS {row['peak_rss_gib']:.2f} GiB"
+              + (f", GPU pool peak {row['peak_gpu_pool_gib']:.2f} GiB" if gpu else "")
+              + "".join(f", {k}={v}" for k, v in extra.items()), flush=True)
+
+    options = PageRankOptions()
+    if gpu:
+        from dynpr import bench
+        from dynpr.gpu.device import to_device
+        from dynpr.gpu.resident import to_resident
+
+        copy = bench.copy_gbps()
+        # compile the PageRank and CuPy kernels (the device splice's too) outside the timed stages
+        warm = Graph.from_edges([0, 1, 2], [1, 2, 0])
+        update("dfp", warm, warm, Batch.empty(), static(warm, options, backend="gpu").ranks, options, backend="gpu")
+        apply_batch(to_resident(warm), Batch([0], [1], [1], [0]))
+    with stage("generate") as out:
+        graph = rmat_graph(scale, factor, SEED)
+        common.update(vertices=graph.num_vertices, edges=graph.num_edges, graph_gib=graph.nbytes / GIB)
+        out.update(common)
+    if npz:
+        path = Path(workdir) / f"{name}.npz"
+        with stage("prepare (stats, write npz)") as out:
+            out["non_loop_edges"] = graph.num_edges - graph.num_vertices  # R-MAT: one self-loop per vertex added
+            graph.save(path)
+        del graph
+        with stage("read prepared npz"):
+            graph = Graph.load(path)
+        path.unlink()
+    host = graph
+    if gpu:
+        with stage("upload"):
+            resident = to_resident(graph)  # the experiment's graph, on the device for every batch
+            to_device(resident)
+        graph = resident
+    with stage("static (first run)") as out:
+        # the engine's first run on a graph also plans and, on the GPU, captures its CUDA graph
+        out["pagerank_ms"] = static(graph, options, backend=backend).time_ms
+    with stage("static") as out:
+        base = static(graph, options, backend=backend)
+        out.update(pagerank_ms=base.time_ms, iterations=base.iterations)
+        if gpu:
+            achieved = bench.bytes_per_iteration(graph.num_vertices, graph.num_edges) * base.iterations
+            out.update(achieved_gbps=achieved / base.time_ms / 1e6, copy_gbps=copy,
+                       bandwidth_share=achieved / base.time_ms / 1e6 / copy)
+    for fraction in fractions:
+        with stage("make batch", fraction=fraction) as out:
+            batch = random_batch(host, fraction, 0.8, batch_rng(BATCH_SEED, name, fraction, 0))
+            out.update(batch_edges=batch.deletions + batch.insertions)
+        with stage("apply batch (host)", fraction=fraction):
+            new = apply_batch(host, batch)
+        if gpu:
+            with stage("apply batch (GPU)", fraction=fraction):
+                on_device = apply_batch(graph, batch)
+            with stage("check GPU splice = host splice", fraction=fraction) as out:
+                out["same_as_host"] = all(
+                    bool(gpu.cupy.array_equal(getattr(on_device, k), gpu.cupy.asarray(getattr(new, k))))
+                    for k in ("offsets", "targets", "in_offsets", "sources"))
+            new = on_device
+        with stage("dfp", fraction=fraction) as out:
+            res = update("dfp", graph, new, batch, base.ranks, options, backend=backend)
+            out.update(pagerank_ms=res.time_ms, iterations=res.iterations, affected=res.affected)
+        del new, batch, res
+        if gpu:
+            del on_device
+
+
+def main(argv=None) -> None:
+    from dynpr.fileio import atomic_path
+    from dynpr.results import git_commit, timestamp
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=["22", "24", "25", "26", "26x32"])
+    parser.add_argument("--fractions", nargs="+", type=float, default=[1e-6, 1e-4])
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="gpu")
+    parser.add_argument("--no-npz", action="store_true", help="skip writing and reading the prepared .npz")
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "scale.csv"))
+    args = parser.parse_args(argv)
+    commit, failures = git_commit(ROOT), []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    measured = out.with_name(out.stem + ".rows.jsonl")  # every row as measured, also of a graph cut short
+    measured.unlink(missing_ok=True)
+    for spec in args.graphs:
+        with tempfile.TemporaryDirectory() as workdir, \
+                ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_die_with_parent) as pool:
+            try:
+                pool.submit(_graph_run, spec, args.fractions, args.backend, not args.no_npz, workdir,
+                            str(measured)).result()
+                failure = None
+            except BrokenProcessPool:
+                failure = "child process died (killed: out of memory?)"
+            except Exception as err:  # noqa: BLE001 - a failed graph is a row, the others still run
+                traceback.print_exc()
+                failure = f"{type(err).__name__}: {err}"
+        rows = [json.loads(line) for line in measured.read_text().splitlines()] if measured.is_file() else []
+        failures += [{"graph": spec, "stage": "failed", "error": failure}] if failure else []
+        table = pd.DataFrame(rows + failures).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
+                                                     batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
+        with atomic_path(out) as tmp:
+            table.to_csv(tmp, index=False)
+        print(f"wrote {out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

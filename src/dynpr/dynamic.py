@@ -1,0 +1,79 @@
+"""Incremental PageRank as an object: a graph and its ranks, updated batch by batch.
+
+>>> from dynpr import DynamicPageRank                                 # doctest: +SKIP
+>>> pr = DynamicPageRank(graph, approach="dfp", backend="gpu")        # doctest: +SKIP
+>>> ranks = pr.update(batch)   # the graph stays on the GPU between calls   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynpr import APPROACHES
+from dynpr.backend import resolve_backend
+from dynpr.batches import Batch, apply_batch
+from dynpr.graph import Graph
+from dynpr.pagerank import static, update
+from dynpr.pagerank.options import PageRankOptions, PageRankResult
+
+
+class DynamicPageRank:
+    """PageRank of a graph that changes by batches of edge deletions and insertions.
+
+    The constructor computes Static ranks; each :meth:`update` applies a batch
+    and updates the ranks with the chosen approach, starting from the previous
+    ones. With the GPU backend the graph is uploaded once and every batch is
+    applied on the device (:mod:`dynpr.gpu.resident`): per update only the
+    batch, the starting ranks and the result cross the bus.
+
+    Parameters
+    ----------
+    graph : Graph
+        The initial graph (self-loops on every vertex, as prepared graphs have).
+    approach : str
+        ``static nd dt df dfp`` (default ``dfp``, Dynamic Frontier with Pruning).
+    backend : str
+        ``auto``, ``cpu`` or ``gpu``.
+    options : PageRankOptions, optional
+        Paper defaults when omitted.
+
+    Attributes
+    ----------
+    graph : Graph
+        The current graph (CuPy arrays with the GPU backend).
+    result : PageRankResult
+        The last run: ranks (host), iterations, time.
+    """
+
+    def __init__(self, graph: Graph, approach: str = "dfp", backend: str = "auto",
+                 options: PageRankOptions | None = None):
+        if approach not in APPROACHES:
+            raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
+        self.approach = approach
+        self.backend = resolve_backend(backend)
+        self.options = options or PageRankOptions()
+        if self.backend == "gpu":
+            from dynpr.gpu.resident import to_resident
+
+            graph = to_resident(graph)
+        self.graph = graph
+        self.result: PageRankResult = static(graph, self.options, backend=self.backend)
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """The current ranks, float64 on the host."""
+        return self.result.ranks
+
+    def update(self, batch: Batch) -> np.ndarray:
+        """Apply ``batch`` (deletions first, :func:`dynpr.batches.apply_batch`) and update the ranks.
+
+        Returns
+        -------
+        numpy.ndarray
+            The new ranks.
+        """
+        new = apply_batch(self.graph, batch)
+        self.result = update(self.approach, self.graph, new, batch, self.result.ranks, self.options,
+                             backend=self.backend)
+        self.graph = new
+        return self.result.ranks

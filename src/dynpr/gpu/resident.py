@@ -1,0 +1,37 @@
+"""Graphs kept on the GPU between batches.
+
+A :class:`dynpr.graph.Graph` may hold CuPy arrays instead of NumPy ones. The
+graph operations of :mod:`dynpr.graph` run where the arrays are, so
+:func:`dynpr.batches.apply_batch` on a resident graph splices the CSR and its
+transpose on the device (one pass over each, plus batch-sized searches) and
+returns another resident graph, and the GPU engine wraps a resident graph
+without copying it (:func:`dynpr.gpu.device.to_device`). Nothing graph-sized
+crosses the PCIe bus after :func:`to_resident`.
+"""
+
+from __future__ import annotations
+
+from dynpr.gpu import loader
+from dynpr.graph import Graph, to_host
+
+_FIELDS = ("offsets", "targets", "in_offsets", "sources")
+
+
+def to_resident(graph: Graph) -> Graph:
+    """The graph with its CSR and transpose copied to the device (``vertex_ids`` stay on the host).
+
+    Raises
+    ------
+    RuntimeError
+        If CuPy or a CUDA device is missing.
+    """
+    cupy = loader.require_cupy()
+    return Graph(*(cupy.asarray(getattr(graph, name)) for name in _FIELDS), graph.vertex_ids)
+
+
+def to_host_graph(graph: Graph) -> Graph:
+    """The graph with its arrays on the host (the same object when they already are)."""
+    arrays = [getattr(graph, name) for name in _FIELDS]
+    if all(type(a).__module__.split(".")[0] == "numpy" for a in arrays):
+        return graph
+    return Graph(*(to_host(a) for a in arrays), graph.vertex_ids)
