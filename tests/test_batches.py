@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import runpy
 import subprocess
 import sys
@@ -111,7 +112,8 @@ def test_random_batch_file_is_deterministic_across_processes(tmp_path):
     for i, hash_seed in enumerate(["1", "2", "1"]):
         path = tmp_path / f"b{i}.npz"
         subprocess.run([sys.executable, "-c", script, str(path)], check=True,
-                       env={"PYTHONHASHSEED": hash_seed, "PATH": ""})
+                       env={"PYTHONHASHSEED": hash_seed, "PATH": "",  # an import path set by the caller still holds
+                            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}})
         outputs.append(sha256(path))
     assert outputs[0] == outputs[1] == outputs[2]
     first, second = read_batches(tmp_path / "b0.npz")

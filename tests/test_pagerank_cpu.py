@@ -158,7 +158,7 @@ def test_named_functions_match_update():
     old, new, batch, previous, _ = dynamic_case(seed=5)
     for name, fn in [("nd", pr.naive_dynamic), ("dt", pr.dynamic_traversal), ("df", pr.dynamic_frontier),
                      ("dfp", pr.dynamic_frontier_pruned)]:
-        result = fn(old, new, batch, previous)
+        result = fn(old, new, batch, previous, backend="cpu")
         assert result.approach == name  # each name runs its own code, not a neighbour's
         np.testing.assert_array_equal(result.ranks, pr.update(name, old, new, batch, previous, backend="cpu").ranks)
     np.testing.assert_array_equal(pr.static(new, backend="cpu").ranks, pr.update("static", old, new, batch, previous, backend="cpu").ranks)

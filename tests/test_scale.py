@@ -102,12 +102,12 @@ def test_scale_config_validates_and_names_catalog_graphs(repo_root):
 def test_dynamic_pagerank_equals_update_calls_on_the_cpu():
     graph = rmat_graph(9, 8, seed=3)
     pr = dynpr.DynamicPageRank(graph, approach="dfp", backend="cpu")
-    current, ranks = graph, static(graph).ranks
+    current, ranks = graph, static(graph, backend="cpu").ranks
     assert np.array_equal(pr.ranks, ranks)
     for seed in range(3):
         batch = random_batch(current, 0.01, 0.8, np.random.default_rng(seed))
         new = apply_batch(current, batch)
-        ranks = update("dfp", current, new, batch, ranks).ranks
+        ranks = update("dfp", current, new, batch, ranks, backend="cpu").ranks
         assert np.array_equal(pr.update(batch), ranks)
         current = new
     assert np.array_equal(pr.graph.targets, current.targets)
