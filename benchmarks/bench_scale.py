@@ -135,7 +135,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
     options = PageRankOptions()
     if gpu:
         from dynpr import bench
-        from dynpr.gpu.device import to_device
+        from dynpr.gpu.device_graph import to_device
         from dynpr.gpu.resident import to_resident
 
         copy = bench.copy_gbps()

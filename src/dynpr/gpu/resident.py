@@ -5,7 +5,7 @@ graph operations of :mod:`dynpr.graph` run where the arrays are, so
 :func:`dynpr.batches.apply_batch` on a resident graph splices the CSR and its
 transpose on the device (one pass over each, plus batch-sized searches) and
 returns another resident graph, and the GPU engine wraps a resident graph
-without copying it (:func:`dynpr.gpu.device.to_device`). Nothing graph-sized
+without copying it (:func:`dynpr.gpu.device_graph.to_device`). Nothing graph-sized
 crosses the PCIe bus after :func:`to_resident`.
 """
 
