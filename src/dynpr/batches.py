@@ -1,6 +1,6 @@
 """Batch updates: edge deletions and insertions, how they are made and applied.
 
-Seed 003 section 5.1.4 makes two kinds of batches:
+The paper (section 5.1.4) makes two kinds of batches:
 
 * temporal slices (:func:`temporal_batches`): the first ``base_fraction`` of a
   graph's time-ordered temporal edges plus a self-loop on every vertex form the

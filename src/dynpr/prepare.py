@@ -3,7 +3,8 @@
 A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`,
 ``vertex_ids`` = the original id of each vertex, absent for generated graphs whose ids
 are their own, with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
-for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DESIGN.md.
+for temporal graphs) and ``results/graphs/{dataset}.json`` with its stats (counts of
+vertices, edges, self-loops, duplicates removed and maximum degrees; :func:`build_graph`).
 """
 
 from __future__ import annotations
