@@ -18,7 +18,7 @@ import pandas as pd
 
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit, timestamp
 

@@ -22,7 +22,7 @@ import pandas as pd
 from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
 from dynpr.pagerank import l1_error

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dynpr import pagerank as pr
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, batch_rng, random_batch
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 from dynpr.graph import Graph
 from dynpr.kahn import kahn
 from dynpr.prepare import read_graph

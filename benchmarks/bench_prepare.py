@@ -19,7 +19,7 @@ import pandas as pd
 
 from dynpr.backend import device_name
 from dynpr.catalog import get_dataset
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 from dynpr.prepare import prepare
 from dynpr.results import git_commit, timestamp
 

@@ -23,7 +23,7 @@ import pandas as pd
 from dynpr import pagerank as pr
 from dynpr.backend import device_name, resolve_backend
 from dynpr.batches import apply_batch, temporal_batches
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 from dynpr.results import geometric_mean, git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -195,7 +195,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
 
 
 def main(argv=None) -> None:
-    from dynpr.fileio import atomic_path
+    from dynpr.atomic_files import atomic_path
     from dynpr.results import git_commit, timestamp
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -21,7 +21,7 @@ from dynpr import pagerank as pr
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
 from dynpr.errors import EXIT_INPUT, BatchError, DynprError, GraphError, InputError, ResourceError
-from dynpr.fileio import atomic_path, sweep_stale
+from dynpr.atomic_files import atomic_path, sweep_stale
 from dynpr.graph import Graph
 from dynpr.prepare import load_prepared
 from dynpr.validate import DIGEST_KEY, check_graph, graph_digest
@@ -215,7 +215,7 @@ def _snap_gz(path, n, m, seed=0):
 @pytest.fixture
 def tiny_catalog(tmp_path, monkeypatch):
     """A catalog in a fresh folder with one downloadable temporal dataset whose counts come from good.txt.gz."""
-    from dynpr.io import read_edges
+    from dynpr.readers import read_edges
     from dynpr.prepare import build_graph
 
     mirror = tmp_path / "mirror"
@@ -251,7 +251,7 @@ def test_wrong_file_from_a_mirror_is_refused_and_not_kept(tiny_catalog, capsys):
 def test_first_verified_download_is_locked_and_enforced(tiny_catalog, capsys):
     import yaml
 
-    from dynpr.fileio import sha256_file
+    from dynpr.atomic_files import sha256_file
 
     root, mirror, good = tiny_catalog
     (mirror / "toy.txt.gz").write_bytes(good.read_bytes())
@@ -344,7 +344,7 @@ def test_sigterm_removes_the_temporary_file(tmp_path):
     out = tmp_path / "out.csv"
     script = textwrap.dedent(f"""
         import os, signal, time
-        from dynpr.fileio import atomic_path, exit_on_sigterm
+        from dynpr.atomic_files import atomic_path, exit_on_sigterm
         exit_on_sigterm()
         with atomic_path({str(out)!r}) as tmp:
             tmp.write_text("half")
@@ -422,7 +422,7 @@ def test_read_only_output_is_exit_1_naming_the_output(tmp_path, capsys, monkeypa
     def read_only(src, dst):
         raise OSError(30, "Read-only file system", str(src))
 
-    monkeypatch.setattr("dynpr.fileio.os.replace", read_only)
+    monkeypatch.setattr("dynpr.atomic_files.os.replace", read_only)
     line = one_error_line(capsys, ["batch", str(graph_file), "--fraction", "0.5", "--out", str(out)], code=1)
     assert line == f"dynpr: error: {out}: cannot write (Read-only file system)"
     assert list(tmp_path.iterdir()) == [graph_file]  # the temporary file is gone too

@@ -135,7 +135,7 @@ def record_verified(dataset: "Dataset", path: str | Path, sha256: str) -> None:
     if dataset.sha256 is not None or dataset.file_name is None:
         return
     lock_file = dataset.raw_dir.parent / LOCK_NAME
-    from dynpr.fileio import write_text_atomic
+    from dynpr.atomic_files import write_text_atomic
 
     # several prepare jobs may record at once: serialise the read-modify-write
     with open(lock_file.with_name(f".{LOCK_NAME}.lock"), "w") as guard:

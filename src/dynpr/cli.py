@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         Exit status: 0 on success, 2 for bad arguments or input, 1 for a problem of
         the environment (no GPU, network, disk, memory); see :mod:`dynpr.errors`.
     """
-    from dynpr.fileio import exit_on_sigterm
+    from dynpr.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
     parser = build_parser()

@@ -39,7 +39,7 @@ from urllib3.util.retry import Retry
 
 from dynpr.catalog import Dataset
 from dynpr.errors import DownloadChecksumError, DownloadError, InterruptedDownloadError
-from dynpr.fileio import sha256_file
+from dynpr.atomic_files import sha256_file
 
 log = logging.getLogger("dynpr.download")
 

@@ -27,7 +27,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 from matplotlib.ticker import LogFormatter  # noqa: E402
 
-from dynpr.fileio import atomic_path  # noqa: E402
+from dynpr.atomic_files import atomic_path  # noqa: E402
 from dynpr.results import aggregate, geometric_mean  # noqa: E402
 
 #: approach code -> (label, Okabe–Ito colour, marker)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dynpr.errors import InputError
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 
 #: file name endings :func:`write_table` accepts
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")

@@ -32,7 +32,7 @@ import pandas as pd
 
 from dynpr import APPROACHES
 from dynpr.errors import ResultsError
-from dynpr.fileio import atomic_path
+from dynpr.atomic_files import atomic_path
 
 #: Column order of every runs file and of the summary (README, "results/runs/{dataset}.csv").
 COLUMNS = (
