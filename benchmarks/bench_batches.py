@@ -22,7 +22,7 @@ from dynpr.atomic_files import atomic_path
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit, timestamp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ from dynpr.pagerank.options import PageRankOptions
 from dynpr.results import git_commit
 from dynpr.rmat import rmat_edges
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 REFERENCE = PageRankOptions(tolerance=REFERENCE_TOLERANCE, max_iterations=500)
 
 

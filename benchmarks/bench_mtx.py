@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
 def _read(path: str) -> tuple[float, int, float]:

@@ -27,7 +27,7 @@ from dynpr.kahn import kahn
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
 def scipy_power_iteration(graph: Graph, alpha=0.85, tol=1e-10, max_iter=500):

@@ -23,7 +23,7 @@ from dynpr.atomic_files import atomic_path
 from dynpr.prepare import prepare
 from dynpr.results import git_commit, timestamp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 TARGET_S = {"web-NotreDame": 15.0, "rmat-20": 30.0}
 
 

@@ -26,7 +26,7 @@ from dynpr.batches import apply_batch, temporal_batches
 from dynpr.atomic_files import atomic_path
 from dynpr.results import geometric_mean, git_commit, timestamp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 DATASET = "sx-mathoverflow"
 # The reference numbers (H100, mean L1 error of DF-P over 100 batches, one significant digit).
 REFERENCE_L1 = {1e-5: 5e-8, 1e-4: 6e-8, 1e-3: 1e-7}

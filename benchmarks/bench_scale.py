@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 GIB = float(1 << 30)
 SEED = 1  # the catalog's R-MAT seed
 BATCH_SEED = 42  # the config's seed

@@ -382,15 +382,14 @@ def test_leftovers_of_a_killed_run_are_swept(tmp_path):
     ("random", "batch_fractions", [float("nan")], "config: random.batch_fractions[0]: must be a finite number, got nan"),
     ("pagerank", "reference_tolerance", float("inf"), "config: pagerank.reference_tolerance: must be a finite number"),
 ])
-def test_config_values_the_schema_lets_through(section, key, value, text):
+def test_config_values_the_schema_lets_through(section, key, value, text, repo_root):
     import jsonschema
     import yaml
 
-    from dynpr.catalog import repo_root
     from dynpr.validate import check_config_values
 
-    schema = yaml.safe_load((repo_root() / "workflow/schemas/config.schema.yaml").read_text())
-    config = yaml.safe_load((repo_root() / "config.yaml").read_text())
+    schema = yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text())
+    config = yaml.safe_load((repo_root / "config.yaml").read_text())
     check_config_values(config, schema)  # the shipped config passes
     (config[section] if section else config)[key] = value
     jsonschema.validate(config, schema)  # ... and so does the bad value, by the schema alone
@@ -470,10 +469,9 @@ def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
     assert get_dataset("toy-temporal").size == good.stat().st_size
 
 
-def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys):
+def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, repo_root):
     """The pipeline's case 3: a stale random-batch file that fits the graph is refused, no runs file written."""
     import runpy
-    from pathlib import Path
     from types import SimpleNamespace
 
     graph, other = small_graph(seed=1), small_graph(seed=2)  # same vertex count
@@ -488,7 +486,7 @@ def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys):
         params=SimpleNamespace(experiment="random", fractions=[0.01], approaches=["static", "df"], backend="cpu",
                                pagerank={}, repeat=1),
     )
-    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "run_experiment.py"
+    script = repo_root / "workflow" / "scripts" / "run_experiment.py"
     with pytest.raises(SystemExit):
         runpy.run_path(str(script), init_globals={"snakemake": snakemake})
     line = capsys.readouterr().err.strip()
