@@ -24,11 +24,11 @@ import pandas as pd
 from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
-from dynpr.atomic_files import atomic_path
+from dynpr.bench import write_table
+from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
 from dynpr.pagerank import l1_error
-from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
 from dynpr.pagerank.options import PageRankOptions
 from dynpr.prepare import read_graph_with_ids
 from dynpr.results import git_commit
@@ -108,8 +108,7 @@ def main(argv=None) -> None:
     device = device_name("gpu")
     if args.mode == "kahn":
         table = pd.DataFrame(bench_kahn(args)).assign(device=device, git_commit=commit)
-        with atomic_path(out) as tmp:
-            table.to_csv(tmp, index=False)
+        write_table(table, out)
         summary = table.groupby(["case", "backend"], sort=False).agg(
             runs=("time_ms", "size"), median_ms=("time_ms", "median"), levels=("levels", "first"),
             processed=("processed", "first"), edges=("edges", "first"))
@@ -143,8 +142,7 @@ def main(argv=None) -> None:
                     "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 })
     table = pd.DataFrame(rows)
-    with atomic_path(out) as tmp:
-        table.to_csv(tmp, index=False)
+    write_table(table, out)
     summary = table.groupby(["partition", "batch_fraction", "approach"], sort=False).agg(
         runs=("time_ms", "size"), median_ms=("time_ms", "median"), partition_ms=("partition_ms", "median"),
         mark_ms=("mark_ms", "median"), compute_ms=("compute_ms", "median"),

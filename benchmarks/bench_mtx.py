@@ -37,7 +37,7 @@ def _read(path: str) -> tuple[float, int, float]:
 
 def main(argv=None) -> None:
     from dynpr.backend import device_name
-    from dynpr.atomic_files import atomic_path
+    from dynpr.bench import write_table
     from dynpr.results import git_commit, timestamp
     from dynpr.rmat import rmat_raw_edges
 
@@ -69,9 +69,7 @@ def main(argv=None) -> None:
                   f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
                   flush=True)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out) as tmp_out:
-        pd.DataFrame(rows).to_csv(tmp_out, index=False)
+    write_table(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

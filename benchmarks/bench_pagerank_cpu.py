@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dynpr import pagerank as pr
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, batch_rng, random_batch
-from dynpr.atomic_files import atomic_path
+from dynpr.bench import write_table
 from dynpr.graph import Graph
 from dynpr.kahn import kahn
 from dynpr.prepare import read_graph
@@ -100,8 +100,7 @@ def main() -> None:
                levels=result.levels)
 
     out = Path(args.out)
-    with atomic_path(out) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
+    write_table(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

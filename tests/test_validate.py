@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from dynpr import pagerank as pr
+from dynpr.atomic_files import atomic_path, sweep_stale
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
 from dynpr.errors import EXIT_INPUT, BatchError, DynprError, GraphError, InputError, ResourceError
-from dynpr.atomic_files import atomic_path, sweep_stale
 from dynpr.graph import Graph
 from dynpr.prepare import load_prepared
 from dynpr.validate import DIGEST_KEY, check_graph, graph_digest

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dynpr.errors import BatchError
 from dynpr.atomic_files import atomic_path
+from dynpr.errors import BatchError
 from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, rows_of_positions,
                          splice_csr, to_host, unique_sorted)
 from dynpr.hostmem import check_host_fits

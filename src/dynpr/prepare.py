@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dynpr.atomic_files import sha256_file, write_text_atomic
 from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
-from dynpr.atomic_files import sha256_file, write_text_atomic
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.hostmem import check_host_fits
 from dynpr.readers import EdgeData, read_edges

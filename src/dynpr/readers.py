@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import scipy.io
 
-from dynpr.errors import InputError, ParseError
 from dynpr.atomic_files import sweep_stale
+from dynpr.errors import InputError, ParseError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.hostmem import check_host_fits
 

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from dynpr import APPROACHES
-from dynpr.errors import ResultsError
 from dynpr.atomic_files import atomic_path
+from dynpr.errors import ResultsError
 
 #: Column order of every runs file and of the summary (README, "results/runs/{dataset}.csv").
 COLUMNS = (
