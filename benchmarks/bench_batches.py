@@ -18,11 +18,11 @@ import pandas as pd
 
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
-from dynpr.fileio import atomic_path
+from dynpr.bench import write_table
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit, timestamp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
 def main() -> None:
@@ -56,8 +56,7 @@ def main() -> None:
         ))
         print(f"{args.dataset} repeat {repeat}: {batch.insertions} insertions + {batch.deletions} deletions; "
               f"generate {generate_s:.3f} s, apply {apply_s:.3f} s")
-    with atomic_path(args.out) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
+    write_table(pd.DataFrame(rows), args.out)
     print(f"wrote {args.out}")
 
 

@@ -26,7 +26,7 @@ from dynpr.pagerank.options import PageRankOptions
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 1024), (16, 128, 4096), (32, 256, 4096), (64, 512, 8192),
               (128, 1024, 16384))

@@ -3,7 +3,9 @@
 Writes one row per run to ``results/bench/gpu_{dataset}_{mode}.csv`` (or ``--out``) with the
 device, git commit, parameters, iterations, event-timed milliseconds per phase, L1 error against
 the reference (Static at tau=1e-100, 500 iterations, on the GPU) and the affected count; prints
-medians per approach and fraction. Datasets: an embedded SNAP name, or ``rmatS`` (R-MAT scale S).
+medians per approach and fraction. Datasets: a catalog name or graph file, read as the CLI reads
+it (:func:`dynpr.prepare.read_graph`: ``results/graphs/{name}.npz`` when prepared, else the
+source, renumbered), or ``rmatS`` (R-MAT scale S, edge factor 16, seeded by ``--seed``).
 
     python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
@@ -22,47 +24,48 @@ import pandas as pd
 from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
-from dynpr.fileio import atomic_path
+from dynpr.bench import write_table
+from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
 from dynpr.pagerank import l1_error
-from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
 from dynpr.pagerank.options import PageRankOptions
+from dynpr.prepare import read_graph_with_ids
 from dynpr.results import git_commit
 from dynpr.rmat import rmat_edges
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 REFERENCE = PageRankOptions(tolerance=REFERENCE_TOLERANCE, max_iterations=500)
 
 
-def read_embedded(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Edges of an embedded SNAP file, stable-sorted by time when it has a time column."""
-    table = pd.read_csv(ROOT / "datasets" / "embedded" / f"{name}.txt.gz", sep=r"\s+", comment="#",
-                        header=None, dtype=np.int64)
-    if table.shape[1] >= 3:
-        table = table.sort_values(2, kind="stable")
-        return table[0].to_numpy(), table[1].to_numpy(), table[2].to_numpy()
-    return table[0].to_numpy(), table[1].to_numpy(), None
+def read_input(args, *, self_loops: bool = True):
+    """The benchmarked graph and its time-ordered temporal edges (``None`` if it has none).
+
+    ``self_loops=False``: the input's edges as they are (for Kahn), else a self-loop on every vertex.
+    """
+    if args.dataset.startswith("rmat"):
+        src, dst = rmat_edges(int(args.dataset[4:]), 16, seed=args.seed)
+        return Graph.from_edges(src, dst, self_loops=self_loops), None
+    graph, temporal, _ = read_graph_with_ids(args.dataset, results=ROOT / "results" / "graphs",
+                                             self_loops=self_loops)
+    return graph, temporal
 
 
 def scenarios(args):
     """Yield (fraction, batch_index, old_graph, new_graph, batch) in the order they are run."""
-    if args.dataset.startswith("rmat"):
-        src, dst, time_ = *rmat_edges(int(args.dataset[4:]), 16, seed=args.seed), None
-    else:
-        src, dst, time_ = read_embedded(args.dataset)
-    n = int(max(src.max(), dst.max())) + 1
+    full, temporal = read_input(args)
     if args.mode == "temporal":
-        if time_ is None:
+        if temporal is None:
             raise SystemExit(f"{args.dataset} has no timestamps; use --mode random")
+        src, dst, _ = temporal
         for fraction in args.fractions:
-            graph, batches, _ = temporal_batches(src, dst, n, 0.9, fraction, args.batches)
+            graph, batches, _ = temporal_batches(src, dst, full.num_vertices, 0.9, fraction, args.batches)
             for index, batch in enumerate(batches):
                 new = apply_batch(graph, batch)
                 yield fraction, index, graph, new, batch
                 graph = new  # temporal batches apply one after another
     else:
-        graph = Graph.from_edges(src, dst, n)
+        graph = full
         rng = np.random.default_rng(args.seed)
         for fraction in args.fractions:
             for index in range(args.batches):
@@ -74,14 +77,12 @@ def bench_kahn(args) -> list[dict]:
     """GPU and CPU Kahn on the graph without self-loops and on its DAG part (edges u < v)."""
     from dynpr.kahn import kahn
 
-    if args.dataset.startswith("rmat"):
-        src, dst = rmat_edges(int(args.dataset[4:]), 16, seed=args.seed)
-    else:
-        src, dst, _ = read_embedded(args.dataset)
-    n = int(max(src.max(), dst.max())) + 1
+    full, _ = read_input(args, self_loops=False)
+    src, dst = full.edges()
+    n = full.num_vertices
     keep = src < dst
     rows = []
-    for case, graph in (("graph", Graph.from_edges(src, dst, n, self_loops=False)),
+    for case, graph in (("graph", full),
                         ("dag", Graph.from_edges(src[keep], dst[keep], n, self_loops=False))):
         for backend in ("gpu", "cpu"):
             for repeat in range(args.batches if backend == "gpu" else 1):
@@ -107,8 +108,7 @@ def main(argv=None) -> None:
     device = device_name("gpu")
     if args.mode == "kahn":
         table = pd.DataFrame(bench_kahn(args)).assign(device=device, git_commit=commit)
-        with atomic_path(out) as tmp:
-            table.to_csv(tmp, index=False)
+        write_table(table, out)
         summary = table.groupby(["case", "backend"], sort=False).agg(
             runs=("time_ms", "size"), median_ms=("time_ms", "median"), levels=("levels", "first"),
             processed=("processed", "first"), edges=("edges", "first"))
@@ -142,8 +142,7 @@ def main(argv=None) -> None:
                     "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 })
     table = pd.DataFrame(rows)
-    with atomic_path(out) as tmp:
-        table.to_csv(tmp, index=False)
+    write_table(table, out)
     summary = table.groupby(["partition", "batch_fraction", "approach"], sort=False).agg(
         runs=("time_ms", "size"), median_ms=("time_ms", "median"), partition_ms=("partition_ms", "median"),
         mark_ms=("mark_ms", "median"), compute_ms=("compute_ms", "median"),

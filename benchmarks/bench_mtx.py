@@ -2,7 +2,7 @@
 
 A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines) is written as
 ``.mtx`` and as a SuiteSparse-style ``<name>.tar.gz``, then read with
-:func:`dynpr.io.read_matrix_market` / :func:`dynpr.io.read_suitesparse_tar`, each in a
+:func:`dynpr.readers.read_matrix_market` / :func:`dynpr.readers.read_suitesparse_tar`, each in a
 child process of its own (peak RSS ``ru_maxrss`` of that child). One row per file goes to
 ``results/bench/mtx.csv`` with device, commit and parameters.
 
@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
 def _read(path: str) -> tuple[float, int, float]:
-    from dynpr.io import read_matrix_market, read_suitesparse_tar
+    from dynpr.readers import read_matrix_market, read_suitesparse_tar
 
     t0 = time.perf_counter()
     edges = (read_suitesparse_tar if path.endswith(".tar.gz") else read_matrix_market)(path)
@@ -37,7 +37,7 @@ def _read(path: str) -> tuple[float, int, float]:
 
 def main(argv=None) -> None:
     from dynpr.backend import device_name
-    from dynpr.fileio import atomic_path
+    from dynpr.bench import write_table
     from dynpr.results import git_commit, timestamp
     from dynpr.rmat import rmat_raw_edges
 
@@ -69,9 +69,7 @@ def main(argv=None) -> None:
                   f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
                   flush=True)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out) as tmp_out:
-        pd.DataFrame(rows).to_csv(tmp_out, index=False)
+    write_table(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

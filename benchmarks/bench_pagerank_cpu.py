@@ -21,13 +21,13 @@ import scipy.sparse as sp
 from dynpr import pagerank as pr
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, batch_rng, random_batch
-from dynpr.fileio import atomic_path
+from dynpr.bench import write_table
 from dynpr.graph import Graph
 from dynpr.kahn import kahn
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
 def scipy_power_iteration(graph: Graph, alpha=0.85, tol=1e-10, max_iter=500):
@@ -100,8 +100,7 @@ def main() -> None:
                levels=result.levels)
 
     out = Path(args.out)
-    with atomic_path(out) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
+    write_table(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

@@ -18,12 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 from dynpr.backend import device_name
+from dynpr.bench import write_table
 from dynpr.catalog import get_dataset
-from dynpr.fileio import atomic_path
 from dynpr.prepare import prepare
 from dynpr.results import git_commit, timestamp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 TARGET_S = {"web-NotreDame": 15.0, "rmat-20": 30.0}
 
 
@@ -74,8 +74,7 @@ def main() -> None:
                   f"{stats['input_records']:,} records -> {stats['edges_with_self_loops']:,} edges"
                   + ("" if target is None else f"; target < {target:.0f} s"))
     out = Path(args.out)
-    with atomic_path(out) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
+    write_table(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 GIB = float(1 << 30)
 SEED = 1  # the catalog's R-MAT seed
 BATCH_SEED = 42  # the config's seed
@@ -195,7 +195,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
 
 
 def main(argv=None) -> None:
-    from dynpr.fileio import atomic_path
+    from dynpr.bench import write_table
     from dynpr.results import git_commit, timestamp
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -226,8 +226,7 @@ def main(argv=None) -> None:
         failures += [{"graph": spec, "stage": "failed", "error": failure}] if failure else []
         table = pd.DataFrame(rows + failures).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
                                                      batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
-        with atomic_path(out) as tmp:
-            table.to_csv(tmp, index=False)
+        write_table(table, out)
         print(f"wrote {out}", flush=True)
 
 

@@ -37,6 +37,22 @@ def test_catalog_found_under_prefix_without_checkout(repo_root, tmp_path, monkey
     assert ds.source_path.is_file() and str(ds.source_path).startswith(str(tmp_path / "share" / "dynpr"))
 
 
+def test_own_catalog_validated_against_the_installed_schema(repo_root, tmp_path, monkeypatch):
+    # a catalog of the user's own, no schema beside it, no checkout: the schema under share/dynpr applies
+    schemas = tmp_path / "prefix" / "share" / "dynpr" / "workflow" / "schemas"
+    schemas.mkdir(parents=True)
+    shutil.copy(repo_root / catalog.SCHEMA_RELATIVE, schemas)
+    own = tmp_path / "mine" / "catalog.yaml"
+    own.parent.mkdir()
+    own.write_text((repo_root / catalog.DEFAULT_CATALOG).read_text().replace("kind: temporal", "kind: temporl", 1))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "prefix"))
+    monkeypatch.setattr(catalog, "repo_root", lambda: tmp_path / "no-checkout")
+    assert catalog.project_file(catalog.SCHEMA_RELATIVE) == schemas / "catalog.schema.yaml"
+    with pytest.raises(catalog.CatalogError, match="temporl"):
+        catalog.load_catalog(own)
+
+
 def test_version_and_bare_usage(capsys):
     from dynpr.cli import main
 

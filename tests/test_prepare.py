@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dynpr.catalog import get_dataset, load_catalog
-from dynpr.io import EdgeData
+from dynpr.readers import EdgeData
 from dynpr.prepare import CountMismatchError, build_graph, load_prepared, prepare, read_graph
 
 

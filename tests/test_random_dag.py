@@ -14,7 +14,7 @@ from dynpr.kahn import kahn
 def test_depth_is_the_longest_path(n, m, depth):
     graph = random_dag(n, m, depth=depth, seed=4)
     src, dst = graph.edges()
-    assert np.all(src < dst)  # the Kahn report's style: lower to higher id only
+    assert np.all(src < dst)  # lower to higher id only, as the Kahn report's test graphs
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
     g.add_edges_from(zip(src.tolist(), dst.tolist()))

@@ -184,7 +184,7 @@ def test_random_experiment_on_the_gpu_matches_the_cpu_rows():
 
 
 def test_matrix_market_header_beyond_int32_is_one_line_before_reading(write_file):
-    from dynpr.io import ParseError, read_matrix_market
+    from dynpr.readers import ParseError, read_matrix_market
 
     path = write_file("huge.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
                                   "3000000000 3000000000 2\n1 2\n2 1\n")
@@ -193,13 +193,13 @@ def test_matrix_market_header_beyond_int32_is_one_line_before_reading(write_file
 
 
 def test_matrix_market_too_large_for_the_host_is_one_line(write_file, monkeypatch):
-    import dynpr.io as io_mod
+    import dynpr.readers as readers_mod
     from dynpr.hostmem import check_host_fits as real_check
 
-    monkeypatch.setattr(io_mod, "check_host_fits", lambda need, what: real_check(need * 10**12, what))
+    monkeypatch.setattr(readers_mod, "check_host_fits", lambda need, what: real_check(need * 10**12, what))
     path = write_file("big.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n1 2\n3 4\n")
     with pytest.raises(MemoryError, match=r"big.mtx: graph needs [\d.]+ GiB of host memory, [\d.]+ GiB available$"):
-        io_mod.read_matrix_market(path)
+        readers_mod.read_matrix_market(path)
 
 
 def _mtx(write_file, name, body, symmetry="general"):
@@ -208,15 +208,15 @@ def _mtx(write_file, name, body, symmetry="general"):
 
 @pytest.mark.parametrize("symmetry", ["general", "symmetric"])
 def test_matrix_market_in_chunks_equals_one_chunk(write_file, monkeypatch, caplog, symmetry):
-    import dynpr.io as io_mod
+    import dynpr.readers as readers_mod
 
     rng = np.random.default_rng(2)
     pairs = rng.integers(1, 41, (300, 2))
     path = _mtx(write_file, "c.mtx.gz", "40 40 300\n" + "".join(f"{u} {v}\n" for u, v in pairs), symmetry)
-    whole = io_mod.read_matrix_market(path)
-    monkeypatch.setattr(io_mod, "MM_CHUNK_ENTRIES", 7)
-    with caplog.at_level("INFO", logger="dynpr.io"):
-        chunked = io_mod.read_matrix_market(path)
+    whole = readers_mod.read_matrix_market(path)
+    monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 7)
+    with caplog.at_level("INFO", logger="dynpr.readers"):
+        chunked = readers_mod.read_matrix_market(path)
     assert np.array_equal(chunked.src, whole.src) and np.array_equal(chunked.dst, whole.dst)
     assert chunked.src.dtype == np.int32 and chunked.num_vertices == 40
     assert sum("entries read" in r.getMessage() for r in caplog.records) == 43  # ceil(300 / 7)
@@ -232,8 +232,8 @@ def test_matrix_market_in_chunks_equals_one_chunk(write_file, monkeypatch, caplo
     ("5 5 4\n1 2\n2 3\n3 x\n4 1\n", "line 6: expected two positive integer ids"),
 ])
 def test_matrix_market_errors_name_the_line_in_any_chunk(write_file, monkeypatch, body, match):
-    import dynpr.io as io_mod
+    import dynpr.readers as readers_mod
 
-    monkeypatch.setattr(io_mod, "MM_CHUNK_ENTRIES", 2)
-    with pytest.raises(io_mod.ParseError, match=rf"^\S*bad\.mtx: {match}"):
-        io_mod.read_matrix_market(_mtx(write_file, "bad.mtx", body))
+    monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 2)
+    with pytest.raises(readers_mod.ParseError, match=rf"^\S*bad\.mtx: {match}"):
+        readers_mod.read_matrix_market(_mtx(write_file, "bad.mtx", body))

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from dynpr import pagerank as pr
+from dynpr.atomic_files import atomic_path, sweep_stale
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
 from dynpr.errors import EXIT_INPUT, BatchError, DynprError, GraphError, InputError, ResourceError
-from dynpr.fileio import atomic_path, sweep_stale
 from dynpr.graph import Graph
 from dynpr.prepare import load_prepared
 from dynpr.validate import DIGEST_KEY, check_graph, graph_digest
@@ -215,7 +215,7 @@ def _snap_gz(path, n, m, seed=0):
 @pytest.fixture
 def tiny_catalog(tmp_path, monkeypatch):
     """A catalog in a fresh folder with one downloadable temporal dataset whose counts come from good.txt.gz."""
-    from dynpr.io import read_edges
+    from dynpr.readers import read_edges
     from dynpr.prepare import build_graph
 
     mirror = tmp_path / "mirror"
@@ -251,7 +251,7 @@ def test_wrong_file_from_a_mirror_is_refused_and_not_kept(tiny_catalog, capsys):
 def test_first_verified_download_is_locked_and_enforced(tiny_catalog, capsys):
     import yaml
 
-    from dynpr.fileio import sha256_file
+    from dynpr.atomic_files import sha256_file
 
     root, mirror, good = tiny_catalog
     (mirror / "toy.txt.gz").write_bytes(good.read_bytes())
@@ -344,7 +344,7 @@ def test_sigterm_removes_the_temporary_file(tmp_path):
     out = tmp_path / "out.csv"
     script = textwrap.dedent(f"""
         import os, signal, time
-        from dynpr.fileio import atomic_path, exit_on_sigterm
+        from dynpr.atomic_files import atomic_path, exit_on_sigterm
         exit_on_sigterm()
         with atomic_path({str(out)!r}) as tmp:
             tmp.write_text("half")
@@ -382,15 +382,14 @@ def test_leftovers_of_a_killed_run_are_swept(tmp_path):
     ("random", "batch_fractions", [float("nan")], "config: random.batch_fractions[0]: must be a finite number, got nan"),
     ("pagerank", "reference_tolerance", float("inf"), "config: pagerank.reference_tolerance: must be a finite number"),
 ])
-def test_config_values_the_schema_lets_through(section, key, value, text):
+def test_config_values_the_schema_lets_through(section, key, value, text, repo_root):
     import jsonschema
     import yaml
 
-    from dynpr.catalog import repo_root
     from dynpr.validate import check_config_values
 
-    schema = yaml.safe_load((repo_root() / "workflow/schemas/config.schema.yaml").read_text())
-    config = yaml.safe_load((repo_root() / "config.yaml").read_text())
+    schema = yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text())
+    config = yaml.safe_load((repo_root / "config.yaml").read_text())
     check_config_values(config, schema)  # the shipped config passes
     (config[section] if section else config)[key] = value
     jsonschema.validate(config, schema)  # ... and so does the bad value, by the schema alone
@@ -422,7 +421,7 @@ def test_read_only_output_is_exit_1_naming_the_output(tmp_path, capsys, monkeypa
     def read_only(src, dst):
         raise OSError(30, "Read-only file system", str(src))
 
-    monkeypatch.setattr("dynpr.fileio.os.replace", read_only)
+    monkeypatch.setattr("dynpr.atomic_files.os.replace", read_only)
     line = one_error_line(capsys, ["batch", str(graph_file), "--fraction", "0.5", "--out", str(out)], code=1)
     assert line == f"dynpr: error: {out}: cannot write (Read-only file system)"
     assert list(tmp_path.iterdir()) == [graph_file]  # the temporary file is gone too
@@ -470,10 +469,9 @@ def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
     assert get_dataset("toy-temporal").size == good.stat().st_size
 
 
-def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys):
+def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, repo_root):
     """The pipeline's case 3: a stale random-batch file that fits the graph is refused, no runs file written."""
     import runpy
-    from pathlib import Path
     from types import SimpleNamespace
 
     graph, other = small_graph(seed=1), small_graph(seed=2)  # same vertex count
@@ -488,7 +486,7 @@ def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys):
         params=SimpleNamespace(experiment="random", fractions=[0.01], approaches=["static", "df"], backend="cpu",
                                pagerank={}, repeat=1),
     )
-    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "run_experiment.py"
+    script = repo_root / "workflow" / "scripts" / "run_experiment.py"
     with pytest.raises(SystemExit):
         runpy.run_path(str(script), init_globals={"snakemake": snakemake})
     line = capsys.readouterr().err.strip()

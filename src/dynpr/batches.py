@@ -1,6 +1,6 @@
 """Batch updates: edge deletions and insertions, how they are made and applied.
 
-Seed 003 section 5.1.4 makes two kinds of batches:
+The paper (section 5.1.4) makes two kinds of batches:
 
 * temporal slices (:func:`temporal_batches`): the first ``base_fraction`` of a
   graph's time-ordered temporal edges plus a self-loop on every vertex form the
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dynpr.atomic_files import atomic_path
 from dynpr.errors import BatchError
-from dynpr.fileio import atomic_path
 from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, rows_of_positions,
                          splice_csr, to_host, unique_sorted)
 from dynpr.hostmem import check_host_fits

@@ -250,7 +250,7 @@ def kahn_table(cases, device: str, commit: str, seed: int, repeats: int = 3, log
 
 def write_table(table: pd.DataFrame, path: str | Path) -> None:
     """Write a benchmark table as CSV through a temporary name (complete or absent)."""
-    from dynpr.fileio import atomic_path
+    from dynpr.atomic_files import atomic_path
 
     with atomic_path(path) as tmp:
         table.to_csv(tmp, index=False)

@@ -80,18 +80,33 @@ class Dataset:
 
 def repo_root() -> Path:
     """The repository root of an editable install (``src/dynpr/../..``)."""
+    # The one place the package steps up from its own file: only an editable install
+    # has a checkout there; project_file falls back to the installed copies.
     return Path(__file__).resolve().parents[2]
 
 
-def _default_catalog_path() -> Path:
-    # Inside the repository the relative default works; elsewhere (e.g. the CLI run
-    # from another folder) fall back to the checkout the package was installed from.
-    # A regular (non-editable) install has no checkout: pyproject's data-files put the
-    # catalog, its embedded graphs and the schemas under <prefix>/share/dynpr.
-    if DEFAULT_CATALOG.is_file():
-        return DEFAULT_CATALOG
-    checkout = repo_root() / DEFAULT_CATALOG
-    return checkout if checkout.is_file() else Path(sys.prefix) / "share" / "dynpr" / DEFAULT_CATALOG
+def project_file(relative: str | Path) -> Path:
+    """A repository file the package reads (the catalog, its schemas), wherever dynpr runs.
+
+    Parameters
+    ----------
+    relative : str or Path
+        Path inside the repository, e.g. ``datasets/catalog.yaml``.
+
+    Returns
+    -------
+    Path
+        ``relative`` itself when it exists below the current directory (a run
+        from the repository root), else the copy in the checkout of an editable
+        install, else ``<prefix>/share/dynpr/<relative>``, where pyproject's
+        data-files put the catalog, its embedded graphs and the schemas on a
+        regular install (that path may not exist; its reader says so).
+    """
+    relative = Path(relative)
+    if relative.is_file():
+        return relative
+    checkout = repo_root() / relative
+    return checkout if checkout.is_file() else Path(sys.prefix) / "share" / "dynpr" / relative
 
 
 def _read_lock(path: Path) -> dict[str, dict]:
@@ -135,7 +150,7 @@ def record_verified(dataset: "Dataset", path: str | Path, sha256: str) -> None:
     if dataset.sha256 is not None or dataset.file_name is None:
         return
     lock_file = dataset.raw_dir.parent / LOCK_NAME
-    from dynpr.fileio import write_text_atomic
+    from dynpr.atomic_files import write_text_atomic
 
     # several prepare jobs may record at once: serialise the read-modify-write
     with open(lock_file.with_name(f".{LOCK_NAME}.lock"), "w") as guard:
@@ -152,9 +167,10 @@ def _load(path: Path, _key: tuple) -> dict[str, Dataset]:
         raise CatalogError(f"{path}: dataset catalog not found; run from the repository root")
     with open(path) as fh:
         data = yaml.safe_load(fh)
+    # the schema beside the catalog (a checkout, or share/dynpr), else the package's own
     schema_path = path.resolve().parent.parent / SCHEMA_RELATIVE
     if not schema_path.is_file():
-        schema_path = repo_root() / SCHEMA_RELATIVE
+        schema_path = project_file(SCHEMA_RELATIVE)
     with open(schema_path) as fh:
         schema = yaml.safe_load(fh)
     try:
@@ -204,7 +220,7 @@ def load_catalog(path: str | Path | None = None) -> dict[str, Dataset]:
     CatalogError
         If the file is missing or fails schema validation.
     """
-    path = _default_catalog_path() if path is None else Path(path)
+    path = project_file(DEFAULT_CATALOG) if path is None else Path(path)
     # the cache key includes the working directory (paths are relative) and the
     # file's mtime, so an edited catalog is re-read and re-validated
     mtime = path.stat().st_mtime_ns if path.is_file() else None

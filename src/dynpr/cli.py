@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
+    # The PageRank option defaults are PageRankOptions' own (one definition).
+    from dynpr.designs import REFERENCE_TOLERANCE
+    from dynpr.pagerank.options import PageRankOptions
+
+    defaults = PageRankOptions()
     parser = _Parser(prog="dynpr", description="PageRank on dynamic graphs (Static, ND, DT, DF, DF-P) and Kahn cycle detection.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -120,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"approaches ({', '.join(APPROACHES)}); repeatable; default: all with --batch, static without")
     pr.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     pr.add_argument("--repeat", type=_positive_int, default=1, help="runs of each approach on each batch")
-    pr.add_argument("--reference", action="store_true", help="add l1_error against Static at tolerance 1e-100")
+    pr.add_argument("--reference", action="store_true", help=f"add l1_error against Static at tolerance {REFERENCE_TOLERANCE:g}")
     pr.add_argument("--ranks-out", metavar="FILE",
                     help="write a ranks table: vertex (original id), rank, approach (and batch_index with --batch), "
                          "highest rank first; CSV (.csv, .csv.gz) or Parquet (.parquet, needs pyarrow)")
@@ -128,13 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--no-self-loops", dest="self_loops", action="store_false",
                     help="NetworkX's convention: no self-loop added, dangling vertices' rank spread over all "
                          "vertices; Static without --batch, on the CPU engine (auto picks it)")
-    pr.add_argument("--alpha", type=_number(0, 1, low_open=True, high_open=True), default=0.85,
-                    help="damping factor (default 0.85)")
-    pr.add_argument("--tolerance", type=_TOLERANCE, default=1e-10, help="L-inf iteration tolerance (default 1e-10)")
-    pr.add_argument("--frontier-tolerance", type=_TOLERANCE, default=1e-6,
-                    help="DF/DF-P expansion tolerance (default 1e-6)")
-    pr.add_argument("--prune-tolerance", type=_TOLERANCE, default=1e-6, help="DF-P pruning tolerance (default 1e-6)")
-    pr.add_argument("--max-iterations", type=_positive_int, default=500, help="iteration cap (default 500)")
+    pr.add_argument("--alpha", type=_number(0, 1, low_open=True, high_open=True), default=defaults.alpha,
+                    help="damping factor (default %(default)s)")
+    pr.add_argument("--tolerance", type=_TOLERANCE, default=defaults.tolerance,
+                    help="L-inf iteration tolerance (default %(default)g)")
+    pr.add_argument("--frontier-tolerance", type=_TOLERANCE, default=defaults.frontier_tolerance,
+                    help="DF/DF-P expansion tolerance (default %(default)g)")
+    pr.add_argument("--prune-tolerance", type=_TOLERANCE, default=defaults.prune_tolerance,
+                    help="DF-P pruning tolerance (default %(default)g)")
+    pr.add_argument("--max-iterations", type=_positive_int, default=defaults.max_iterations,
+                    help="iteration cap (default %(default)s)")
     pr.add_argument("--fail-unconverged", action="store_true",
                     help="exit 1 when a run stops at --max-iterations before meeting --tolerance "
                          "(default: report \"converged\": false and go on)")
@@ -366,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         Exit status: 0 on success, 2 for bad arguments or input, 1 for a problem of
         the environment (no GPU, network, disk, memory); see :mod:`dynpr.errors`.
     """
-    from dynpr.fileio import exit_on_sigterm
+    from dynpr.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
     parser = build_parser()

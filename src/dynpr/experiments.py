@@ -1,4 +1,4 @@
-"""The experiments of seed 003, section 5, as functions that return result rows.
+"""The experiments of the paper's section 5, as functions that return result rows.
 
 * :func:`run_batches` with ``"temporal"`` — real-world dynamic graphs (5.3.1):
   per batch fraction, start from the base graph with Static ranks and apply
@@ -7,7 +7,8 @@
 * :func:`run_batches` with ``"random"`` — static graphs with random batches
   (5.3.2): every batch is applied to the full graph on its own and every
   approach starts from the full graph's Static ranks.
-* :func:`run_kahn` — level-synchronous Kahn (seed 002) on the graph without
+* :func:`run_kahn` — level-synchronous Kahn (after the report *CUDA-Based Cycle
+  Detection in Directed Graphs Using Kahn's Algorithm*) on the graph without
   its self-loops.
 
 Each returns a list of rows (:func:`dynpr.results.make_row`); the L1 error of

@@ -459,7 +459,7 @@ class Graph:
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
         """Write the graph (its ``vertex_ids`` too, and any extra arrays) to an ``.npz`` file atomically,
         with its sha256."""
-        from dynpr.fileio import atomic_path
+        from dynpr.atomic_files import atomic_path
         from dynpr.validate import DIGEST_KEY, graph_digest
 
         if self.vertex_ids is not None:

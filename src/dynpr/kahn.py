@@ -1,4 +1,4 @@
-"""Cycle detection with Kahn's algorithm, level-synchronous (the companion report "CUDA-Based Cycle Detection in
+"""Cycle detection with Kahn's algorithm, level-synchronous (the report "CUDA-Based Cycle Detection in
 Directed Graphs Using Kahn's Algorithm", section 5).
 
 Each level removes every vertex whose in-degree has reached zero and decrements

@@ -1,9 +1,9 @@
-"""Figures of seed 003, section 5, from the summary table (and benchmark tables).
+"""Figures of the paper's section 5, from the summary table (and benchmark tables).
 
 Every figure function takes a DataFrame and returns a matplotlib ``Figure``;
 :func:`save_figure` writes it as PNG and PDF. Runtimes and errors across graphs
 are geometric means of each graph's mean (:func:`dynpr.results.aggregate`,
-seed 003 5.1.5). Colours are the Okabe–Ito palette, with one fixed colour,
+paper 5.1.5). Colours are the Okabe–Ito palette, with one fixed colour,
 marker and hatching per approach so every figure reads the same way, also in
 grey print (tests render bar figures to grey and compare the series). Text is
 at least 8 pt at the saved size; log axes label ticks as plain numbers.
@@ -27,7 +27,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 from matplotlib.ticker import LogFormatter  # noqa: E402
 
-from dynpr.fileio import atomic_path  # noqa: E402
+from dynpr.atomic_files import atomic_path  # noqa: E402
 from dynpr.results import aggregate, geometric_mean  # noqa: E402
 
 #: approach code -> (label, Okabe–Ito colour, marker)
@@ -204,7 +204,7 @@ def _bars(ax, groups: list, approaches: list[str], table: pd.DataFrame, key: str
 
 
 def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 3: runtime and error per batch fraction and per graph, temporal graphs.
+    """Fig. 3 of the paper: runtime and error per batch fraction and per graph, temporal graphs.
 
     (a) runtime and (b) L1 error per batch fraction, geometric mean across
     graphs, speedup vs Static labelled in (a); (c) runtime and (d) error per
@@ -301,17 +301,17 @@ def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt
 
 
 def random_runtime(df: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 4: runtime vs batch fraction on static graphs with random batches."""
+    """Fig. 4 of the paper: runtime vs batch fraction on static graphs with random batches."""
     return _random_figure(df, "time_ms", "runtime (ms)", "Runtime")
 
 
 def random_error(df: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 5: L1 rank error vs batch fraction on static graphs with random batches."""
+    """Fig. 5 of the paper: L1 rank error vs batch fraction on static graphs with random batches."""
     return _random_figure(df, "l1_error", "L1 error vs reference", "Rank error")
 
 
 def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
-    """Seed 003 Fig. 9–13: runtime and error on each consecutive batch of one temporal graph."""
+    """Fig. 9–13 of the paper: runtime and error on each consecutive batch of one temporal graph."""
     t, backend = _pick_backend(df[(df["experiment"] == "temporal") & (df["dataset"] == dataset)])
     if t.empty:
         return _message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
@@ -357,7 +357,7 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
 
 
 def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 6–8: runtime and error of each approach per backend (geometric means).
+    """Fig. 6–8 of the paper: runtime and error of each approach per backend (geometric means).
 
     One row of panels per backend that has rows; a note on the figure says so
     when only one backend has results.
@@ -392,7 +392,11 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
 
 
 def kahn(df: pd.DataFrame) -> plt.Figure:
-    """Kahn's algorithm (seed 002): runtime and levels per graph, per backend."""
+    """Kahn's algorithm: runtime and levels per graph, per backend.
+
+    The algorithm of the report *CUDA-Based Cycle Detection in Directed Graphs
+    Using Kahn's Algorithm*, level-synchronous on CSR.
+    """
     k = df[df["experiment"] == "kahn"]
     if k.empty:
         return _message_figure("Kahn", "no kahn rows in results/summary.csv")
@@ -447,7 +451,7 @@ def _bench_rows(bench: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def static_comparison(bench: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 2 analogue: Static PageRank runtime per graph for each implementation.
+    """Analogue of Fig. 2 of the paper: Static PageRank runtime per graph for each implementation.
 
     Reads benchmark rows with ``benchmark == "static_comparison"`` and columns
     ``dataset``, ``variant`` (implementation or kernel design), ``backend`` and
@@ -482,7 +486,7 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
 
 
 def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
-    """Seed 003 Fig. 1 analogue: runtime of each approach under each work partitioning.
+    """Analogue of Fig. 1 of the paper: runtime of each approach under each work partitioning.
 
     Reads benchmark rows with ``benchmark == "partition_ablation"`` and columns
     ``dataset``, ``approach``, ``partition`` (none, in, in_out), ``time_ms`` and

@@ -3,7 +3,8 @@
 A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`,
 ``vertex_ids`` = the original id of each vertex, absent for generated graphs whose ids
 are their own, with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
-for temporal graphs) and ``results/graphs/{dataset}.json`` with the stats of DESIGN.md.
+for temporal graphs) and ``results/graphs/{dataset}.json`` with its stats (counts of
+vertices, edges, self-loops, duplicates removed and maximum degrees; :func:`build_graph`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from dynpr.atomic_files import sha256_file, write_text_atomic
 from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
-from dynpr.fileio import sha256_file, write_text_atomic
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.hostmem import check_host_fits
-from dynpr.io import EdgeData, read_edges
+from dynpr.readers import EdgeData, read_edges
 from dynpr.rmat import rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
 

@@ -1,4 +1,7 @@
-"""Random DAGs in the Kahn report's style (edges only from a lower to a higher vertex id), with a depth to choose.
+"""Random DAGs with a depth to choose, edges only from a lower to a higher vertex id.
+
+Those are the test graphs of the report "CUDA-Based Cycle Detection in Directed Graphs Using
+Kahn's Algorithm" (README, "Glossary").
 
 With ``depth`` set, the ids are cut into ``depth`` consecutive layers; every vertex of layer k > 0
 gets one in-edge from layer k - 1 (so its longest path from a source has exactly k edges) and

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dynpr.atomic_files import atomic_path
 from dynpr.errors import InputError
-from dynpr.fileio import atomic_path
 
 #: file name endings :func:`write_table` accepts
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")

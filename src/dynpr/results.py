@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 from dynpr import APPROACHES
+from dynpr.atomic_files import atomic_path
 from dynpr.errors import ResultsError
-from dynpr.fileio import atomic_path
 
-#: Column order of every runs file and of the summary (DESIGN.md contract).
+#: Column order of every runs file and of the summary (README, "results/runs/{dataset}.csv").
 COLUMNS = (
     "dataset", "experiment", "approach", "backend", "device",
     "batch_fraction", "batch_index", "repeat", "deletions", "insertions",
@@ -362,7 +362,7 @@ def geometric_mean(values) -> float:
 
 
 def aggregate(df: pd.DataFrame, value: str, by: list[str]) -> pd.DataFrame:
-    """Mean per graph, then geometric mean across graphs (seed 003, 5.1.5).
+    """Mean per graph, then geometric mean across graphs (paper 5.1.5).
 
     Parameters
     ----------

@@ -52,7 +52,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     log_path : str or Path or None
         The job's log file (``snakemake.log[0]``).
     """
-    from dynpr.fileio import exit_on_sigterm
+    from dynpr.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # a job Snakemake stops with SIGTERM still removes its temporary files
     handle = open(log_path, "a", buffering=1) if log_path else None

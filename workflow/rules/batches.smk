@@ -1,4 +1,4 @@
-# Batch updates (seed 003 section 5.1.4) from prepared graphs: temporal slices for
+# Batch updates (paper section 5.1.4) from prepared graphs: temporal slices for
 # temporal datasets, 80/20 random batches for static ones. Targets: batch_targets().
 
 

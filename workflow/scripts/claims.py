@@ -4,7 +4,7 @@ from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
     from dynpr.claims import evaluate
-    from dynpr.fileio import atomic_path
+    from dynpr.atomic_files import atomic_path
     from dynpr.results import read_csv
 
     claims = evaluate(read_csv(snakemake.input.summary))

@@ -1,4 +1,4 @@
-"""Rule random_batches: repeats of an 80/20 random batch on a static graph (seed 003, 5.1.4)."""
+"""Rule random_batches: repeats of an 80/20 random batch on a static graph (paper 5.1.4)."""
 
 from dynpr.snakemake_jobs import script_errors
 

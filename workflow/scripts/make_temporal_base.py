@@ -1,4 +1,4 @@
-"""Rule temporal_base: the base graph of the temporal experiment (seed 003, 5.1.4)."""
+"""Rule temporal_base: the base graph of the temporal experiment (paper 5.1.4)."""
 
 from dynpr.snakemake_jobs import script_errors
 

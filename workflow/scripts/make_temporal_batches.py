@@ -1,4 +1,4 @@
-"""Rule temporal_batches: consecutive insertion batches after the temporal base (seed 003, 5.1.4)."""
+"""Rule temporal_batches: consecutive insertion batches after the temporal base (paper 5.1.4)."""
 
 from dynpr.snakemake_jobs import script_errors
 

@@ -16,7 +16,8 @@ the benchmark (``dynpr.bench``) compares them with the default. Kernels:
 - ``classes_unfused`` and ``partitioned_prc`` (the default's classes, or the
   paper's two, with precomputed contributions), ``pull_thread``/``pull_warp``/
   ``pull_block`` (one class, plain gathers) and ``push_atomic``
-  (:class:`PushRanks`, the companion report's naive push) run one launch per
+  (:class:`PushRanks`, the naive push of *PageRank Algorithm: Complete CUDA
+  Implementation*) run one launch per
   class in :class:`dynpr.gpu.iterations.IterationLoop` (:func:`run_unfused`).
 - ``cusparse`` (:func:`run_cusparse`) is the cuSPARSE power iteration.
 
@@ -204,7 +205,8 @@ def run_partitioned(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, 
 
 
 class PushRanks:
-    """The companion report's naive push: every vertex adds R[u]/d[u] to its
+    """The naive push of *PageRank Algorithm: Complete CUDA Implementation*
+    ("GPU Naive"): every vertex adds R[u]/d[u] to its
     out-neighbours with atomicAdd, then a map finishes the ranks (Static and ND
     only). A step of :class:`dynpr.gpu.iterations.IterationLoop`."""
 

@@ -1,4 +1,4 @@
-"""GPU engine for level-synchronous Kahn (the companion report "CUDA-Based Cycle Detection in Directed
+"""GPU engine for level-synchronous Kahn (the report "CUDA-Based Cycle Detection in Directed
 Graphs Using Kahn's Algorithm", section 6.2, CSR version).
 
 In-degrees come from the transpose's offsets; the vertices at zero are

@@ -233,7 +233,8 @@ extern "C" __global__ void clear_flags(unsigned char* flags, int n, const int* d
 }
 
 
-// ---- push with atomics (the companion report's "GPU naive"; Gunrock/Hornet style) --
+// ---- push with atomics (Gunrock/Hornet style) -----------------------------
+// "GPU Naive" of the report "PageRank Algorithm: Complete CUDA Implementation".
 
 // Every u adds R[u]/d[u] to each out-neighbour's accumulator.
 extern "C" __global__ void __launch_bounds__(kBlock) push_scatter(

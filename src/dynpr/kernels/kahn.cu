@@ -1,4 +1,4 @@
-// Kahn's topological sort, level-synchronous on CSR (the companion report
+// Kahn's topological sort, level-synchronous on CSR (the report
 // "CUDA-Based Cycle Detection in Directed Graphs Using Kahn's Algorithm", section 6.2).
 // No shared header needed: every kernel here is a flat per-vertex map.
 

@@ -16,7 +16,7 @@ namespace dynpr {
 // |r - R[v]|. DF-P uses the closed form of Eq. 2-3 (c includes the
 // self-loop's term, which the closed form takes out again).
 // With PRC the contribution r/d[v] of the next iteration is written too
-// (the companion report's precomputed contributions, PRC), so gathers read one double per edge.
+// (precomputed contributions, PRC, of the report "GPU Programming"), so gathers read one double per edge.
 // With PUSH (the fused dynamic step) the expansion decision goes to *expand
 // instead of dn[v], and the caller marks v's out-neighbours itself; DF (no
 // PRUNE) then expands a vertex once, recorded in bit 1 of dv[v]: its affected

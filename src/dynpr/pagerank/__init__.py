@@ -1,5 +1,6 @@
 """PageRank on dynamic graphs: Static, Naive-dynamic (ND), Dynamic Traversal (DT),
-Dynamic Frontier (DF) and DF with Pruning (DF-P), after seed 003.
+Dynamic Frontier (DF) and DF with Pruning (DF-P), after the paper *Efficient GPU
+Implementation of Static and Incrementally Expanding DF-P PageRank for Dynamic Graphs*.
 
 Every function here only resolves the backend and dispatches to an engine:
 :func:`dynpr.pagerank.cpu.update` (NumPy/SciPy) or ``dynpr.gpu.pagerank.update``
@@ -99,7 +100,7 @@ def static(
     backend: str = "auto",
     initial: np.ndarray | None = None,
 ) -> PageRankResult:
-    """Static PageRank (seed 003, Alg. 1): synchronous pull from ``1/n`` (or ``initial``).
+    """Static PageRank (the paper's Alg. 1): synchronous pull from ``1/n`` (or ``initial``).
 
     Parameters
     ----------
@@ -159,7 +160,7 @@ def dynamic_traversal(old_graph, graph, batch, previous_ranks, options=None, *, 
 
 @_dynamic_doc
 def dynamic_frontier(old_graph, graph, batch, previous_ranks, options=None, *, backend="auto") -> PageRankResult:
-    """Dynamic Frontier PageRank (seed 003, Alg. 2): an affected set that grows from the batch.
+    """Dynamic Frontier PageRank (the paper's Alg. 2): an affected set that grows from the batch.
 
     Starts from the out-neighbours (new graph) of every updated edge's source and
     the target of every deletion; each iteration marks the out-neighbours of every
@@ -188,7 +189,7 @@ def reference(
     tolerance: float = REFERENCE_TOLERANCE,
     max_iterations: int = 500,
 ) -> np.ndarray:
-    """Reference ranks: Static at tolerance 1e-100, capped at 500 iterations (seed 003, 5.1.5).
+    """Reference ranks: Static at tolerance 1e-100, capped at 500 iterations (paper 5.1.5).
 
     Parameters
     ----------

@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 import scipy.io
 
+from dynpr.atomic_files import sweep_stale
 from dynpr.errors import InputError, ParseError
-from dynpr.fileio import sweep_stale
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.hostmem import check_host_fits
 
-log = logging.getLogger("dynpr.io")
+log = logging.getLogger("dynpr.readers")
 
 FORMATS = ("snap-temporal", "snap-edgelist", "matrix-market", "suitesparse-mm")
 
@@ -168,7 +168,7 @@ def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> 
     The header is checked before anything is allocated; entries are then
     parsed :data:`MM_CHUNK_ENTRIES` at a time straight into int32 arrays (8
     bytes per entry, 16 when symmetric), with a progress line per chunk on the
-    ``dynpr.io`` logger.
+    ``dynpr.readers`` logger.
 
     Parameters
     ----------

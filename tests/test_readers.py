@@ -9,7 +9,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from dynpr.io import ParseError, detect_format, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
+from dynpr.readers import ParseError, detect_format, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
 
 
 def test_snap_edgelist_comments_tabs_crlf(write_file):
