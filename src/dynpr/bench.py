@@ -30,7 +30,6 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dynpr.designs import APPROACHES, DEFAULT_VARIANT, PARTITIONS, VARIANTS
