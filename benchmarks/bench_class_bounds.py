@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.bench import write_table
+from dynpr.bench import require_gpu, run_script, write_table
 from dynpr.designs import VARIANTS
 from dynpr.gpu import pagerank as engine
 from dynpr.gpu.device_graph import to_device
@@ -39,6 +39,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("results/bench/class_bounds.csv"))
     args = parser.parse_args(argv)
+    require_gpu()
     commit = git_commit(ROOT)
     options = PageRankOptions()
     engine.update("static", None, read_graph("CollegeMsg")[0], None, None, options)  # compiles and warms up
@@ -62,4 +63,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main))

@@ -24,7 +24,7 @@ import pandas as pd
 from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
-from dynpr.bench import write_table
+from dynpr.bench import require_gpu, run_script, write_table
 from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
@@ -103,6 +103,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    require_gpu()
     out = args.out or ROOT / "results" / "bench" / f"gpu_{args.dataset}_{args.mode}.csv"
     commit = git_commit(ROOT)
     device = device_name("gpu")
@@ -153,4 +154,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main))

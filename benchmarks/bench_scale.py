@@ -195,7 +195,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
 
 
 def main(argv=None) -> None:
-    from dynpr.bench import write_table
+    from dynpr.bench import require_gpu, write_table
     from dynpr.results import git_commit, timestamp
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -205,6 +205,8 @@ def main(argv=None) -> None:
     parser.add_argument("--no-npz", action="store_true", help="skip writing and reading the prepared .npz")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "scale.csv"))
     args = parser.parse_args(argv)
+    if args.backend == "gpu":
+        require_gpu()
     commit, failures = git_commit(ROOT), []
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -231,4 +233,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from dynpr.bench import run_script
+
+    raise SystemExit(run_script(main))

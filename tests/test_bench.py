@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import runpy
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,6 +13,8 @@ import pytest
 import yaml
 
 from dynpr import bench
+from dynpr.backend import gpu_available
+from dynpr.bench import NO_GPU
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,3 +108,12 @@ def test_scenarios_read_the_pipeline_batch_files(tmp_path):
     for (_, old, new, _, _), before, after in zip(chained, states, states[1:]):
         np.testing.assert_array_equal(old.targets, before.targets)
         np.testing.assert_array_equal(new.targets, after.targets)
+
+
+@pytest.mark.skipif(gpu_available(), reason="a GPU is present")
+@pytest.mark.parametrize("script", ["bench_gpu.py", "bench_class_bounds.py", "bench_scale.py"])
+def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(script):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [f"{script}: error: {NO_GPU}"], proc.stderr[-2000:]

@@ -27,12 +27,14 @@ mislabel them).
 from __future__ import annotations
 
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from dynpr.designs import APPROACHES, DEFAULT_VARIANT, PARTITIONS, VARIANTS
+from dynpr.errors import DynprError, NoGpuError
 
 #: The bytes a Static iteration must move, whatever the kernel design.
 MODEL = ("bytes/iteration = 8(n+1) in_offsets + 4m sources + 8m gathered contributions (one double "
@@ -86,13 +88,24 @@ def require_gpu() -> None:
 
     Raises
     ------
-    RuntimeError
-        With :data:`NO_GPU` as its message.
+    dynpr.errors.NoGpuError
+        (a ``RuntimeError``) with :data:`NO_GPU` as its message.
     """
     from dynpr.backend import gpu_available
 
     if not gpu_available():
-        raise RuntimeError(NO_GPU)
+        raise NoGpuError(NO_GPU)
+
+
+def run_script(main) -> int:
+    """Run a benchmark script's ``main``: an expected failure (no GPU, bad input) is one
+    ``<script>: error: ...`` line on stderr and its exit status, not a traceback."""
+    try:
+        main()
+    except DynprError as err:
+        print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    return 0
 
 
 def copy_gbps(nbytes: int = 1 << 30, repeats: int = 20) -> float:

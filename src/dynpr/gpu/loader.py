@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from dynpr.designs import APPROACH_FLAGS, CLASS_LANES, nvrtc_defines
+from dynpr.errors import NoGpuError
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$", re.MULTILINE)
@@ -37,21 +38,21 @@ def require_cupy():
 
     Raises
     ------
-    RuntimeError
-        If CuPy cannot be imported or sees no CUDA device.
+    dynpr.errors.NoGpuError
+        (a ``RuntimeError``) if CuPy cannot be imported or sees no CUDA device.
     """
     try:
         import cupy
     except (ImportError, OSError) as exc:  # OSError: CUDA libraries missing or broken
-        raise RuntimeError(
+        raise NoGpuError(
             f"the GPU backend needs CuPy ({exc}); install the 'gpu' extra on a machine with an NVIDIA GPU"
         ) from exc
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError when no driver is loaded
-        raise RuntimeError(f"CuPy found no usable CUDA device: {exc}") from exc
+        raise NoGpuError(f"CuPy found no usable CUDA device: {exc}") from exc
     if count == 0:
-        raise RuntimeError("CuPy found no CUDA device")
+        raise NoGpuError("CuPy found no CUDA device")
     return cupy
 
 
