@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +41,8 @@ MADE_FOR = ("graph_vertices", "graph_edges", "graph_sha256")
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
 #: edges per chunk of the graph checks (whole rows; bounds their memory)
 _CHUNK = 1 << 22
+#: threads checking chunks at once (each holds ~50 bytes per edge of its chunk)
+_WORKERS = min(8, os.cpu_count() or 1)
 
 
 # --------------------------------------------------------------------------- ids
@@ -113,8 +117,8 @@ def _fingerprint(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, transposed: bool) -> np.ndarray:
     """Check one CSR side chunk by chunk; return the fingerprint of its edges as (source, target) pairs.
 
-    Chunks of about ``_CHUNK`` edges (whole rows) keep the memory at O(|V| + chunk)
-    on graphs of billions of edges.
+    Chunks of about ``_CHUNK`` edges (whole rows), :data:`_WORKERS` at a time, keep
+    the memory at O(|V| + chunk) on graphs of billions of edges.
     """
     if offsets[0] != 0 or offsets[-1] != len(indices) or int(offsets.max()) > len(indices) or int(offsets.min()) < 0:
         raise GraphError(f"{what}: offsets run from {int(offsets[0])} to {int(offsets[-1])} (at most "
@@ -132,19 +136,31 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
     # vertex boundaries of the chunks: the first row reaching each multiple of _CHUNK edges
     bounds = np.unique(np.concatenate([[0], np.searchsorted(offsets, np.arange(0, len(indices), _CHUNK), side="right")
                                        - 1, [n]]).clip(0, n))
-    previous = -1  # key of the last edge of the previous chunk
-    for v0, v1 in zip(bounds[:-1], bounds[1:]):
+
+    def check_rows(v0: int, v1: int):
         lo, hi = int(offsets[v0]), int(offsets[v1])
         rows = np.repeat(np.arange(v0, v1, dtype=np.int64), counts[v0:v1])
         cols = indices[lo:hi].astype(np.int64)
         keys = rows * n + cols
-        if keys.size and (keys[0] <= previous or not bool(np.all(keys[1:] > keys[:-1]))):
-            at = 0 if keys[0] <= previous else int(np.argmax(keys[1:] <= keys[:-1])) + 1
+        if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+            at = int(np.argmax(keys[1:] <= keys[:-1])) + 1
             raise GraphError(f"{what}: vertex {int(rows[at])}'s list is unsorted or repeats {int(cols[at])}")
-        previous = int(keys[-1]) if keys.size else previous
-        has_loop[rows[rows == cols]] = True
         with np.errstate(over="ignore"):
-            total += _fingerprint(cols, rows) if transposed else _fingerprint(rows, cols)
+            fingerprint = _fingerprint(cols, rows) if transposed else _fingerprint(rows, cols)
+        ends = (int(keys[0]), int(keys[-1])) if keys.size else None
+        return ends, rows[rows == cols], fingerprint
+
+    # NumPy releases the GIL in these array operations, so chunks check in parallel
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        previous = -1  # key of the last edge of the previous chunk
+        for ends, loops, fingerprint in pool.map(check_rows, bounds[:-1], bounds[1:]):
+            if ends is not None:
+                if ends[0] <= previous:
+                    raise GraphError(f"{what}: vertex {ends[0] // n}'s list is unsorted or repeats {ends[0] % n}")
+                previous = ends[1]
+            has_loop[loops] = True
+            with np.errstate(over="ignore"):
+                total += fingerprint
     if n and not bool(has_loop.all()):
         raise GraphError(f"{what}: vertex {int(np.argmax(~has_loop))} has no self-loop (every vertex must have one)")
     return total
