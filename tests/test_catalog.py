@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -154,3 +155,12 @@ def test_page_verified_counts_are_exact():
     for name, counts in PAGE_VERIFIED.items():
         ds = catalog[name]
         assert (ds.vertices, ds.edges, ds.temporal_edges) == counts, name
+
+
+def test_every_config_key_is_documented():
+    root = Path(__file__).resolve().parents[1]  # tests run in a checkout
+    config = yaml.safe_load((root / "config.yaml").read_text())
+    keys = [f"{k}.{sub}" if isinstance(v, dict) else k for k, v in config.items()
+            for sub in (v if isinstance(v, dict) else [None])]
+    doc = (root / "docs" / "config.md").read_text()
+    assert [k for k in keys if f"`{k}`" not in doc] == []
