@@ -1,29 +1,27 @@
 """Parsers for the graph file formats in the catalog, vectorized end to end.
 
-SNAP text files go through pandas' C parser; Matrix Market through
-``scipy.io.mmread`` (fast_matrix_market, multi-threaded). No code here loops in
-Python over lines on the happy path: only after a parse failure does
-:func:`_find_bad_line` scan the file to name the first malformed line.
+SNAP text files and Matrix Market entries go through pandas' C parser (Matrix
+Market in chunks, also streamed straight out of a SuiteSparse ``.tar.gz``). No
+code here loops in Python over lines on the happy path: only after a parse
+failure do :func:`_find_bad_line` / :func:`_find_bad_mm_line` scan the file to
+name the first malformed line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import logging
-import os
 import re
 import tarfile
-import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.io
 
-from dynpr.atomic_files import sweep_stale
 from dynpr.errors import InputError, ParseError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.hostmem import check_host_fits
@@ -138,101 +136,133 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
 #: Entries parsed per chunk of a Matrix Market file: bounds the parser's scratch, one progress line each.
 MM_CHUNK_ENTRIES = 1 << 24
 
+_MM_FIELDS = ("real", "complex", "integer", "pattern")
+_MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 
-def _find_bad_mm_line(path: Path, first: int, ncols: int, rows: int) -> tuple[int, str]:
-    """``(line number, reason)`` of the first malformed entry at or after line ``first``.
 
-    Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
+@dataclass(frozen=True)
+class MMHeader:
+    """A Matrix Market coordinate header (field and symmetry as in ``scipy.io.mminfo``).
+
+    ``first_entry_line`` is the 1-based line number of the line after the size line.
     """
-    with _open_text(path) as fh:
-        for number, line in enumerate(fh, start=1):
-            if number < first or line.lstrip().startswith(b"%") or not line.strip():
-                continue
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            fields = text.split()
-            if len(fields) != ncols:
-                return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
-            if not all(re.fullmatch(_ID, f) for f in fields[:2]):
-                return number, f"expected two positive integer ids, got {text[:80]!r}"
-            if not all(1 <= int(f) <= rows for f in fields[:2]):
-                return number, f"id out of range 1..{rows}: {text[:80]!r}"
-    return first, "malformed entry"
+
+    rows: int
+    cols: int
+    entries: int
+    field: str
+    symmetry: str
+    first_entry_line: int
 
 
-def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> EdgeData:
-    """Read a Matrix Market coordinate file as a directed graph (row -> column), in chunks.
+def read_mm_header(fh, name: str) -> MMHeader:
+    """Read the banner, comments and size line of a Matrix Market coordinate file from a binary stream.
 
-    Pattern, integer and real matrices are accepted (values are ignored);
-    symmetric (and skew/hermitian) matrices give both directions of each
-    off-diagonal entry. Ids become 0-based; ``num_vertices`` is the dimension.
-    The header is checked before anything is allocated; entries are then
-    parsed :data:`MM_CHUNK_ENTRIES` at a time straight into int32 arrays (8
-    bytes per entry, 16 when symmetric), with a progress line per chunk on the
-    ``dynpr.readers`` logger.
+    Leaves ``fh`` at the first entry line, so the same stream (a plain or
+    gzip file, or a tar member) can go on to :func:`_read_mm_entries`.
 
     Parameters
     ----------
-    path : str or Path
-        ``.mtx`` or ``.mtx.gz``.
-    display_name : str, optional
-        Name used in error messages (e.g. ``archive.tar.gz:member.mtx``).
+    fh : binary file object
+        Positioned at the start of the file.
+    name : str
+        Used in error messages.
 
     Raises
     ------
     ParseError
-        For a non-coordinate, non-square, malformed (with its line number) or
-        truncated file, or a header with more vertices than int32 ids hold.
-    MemoryError
-        When the header's entries would not fit the host's available memory.
+        For a missing or unknown banner, a non-coordinate layout, or a malformed size line.
     """
-    path = Path(path)
-    name = display_name or str(path)
-    try:
-        rows, cols, entries, layout, field, symmetry = scipy.io.mminfo(path)
-    except (ValueError, OSError, EOFError, zlib.error) as err:
-        raise ParseError(f"{name}: not a Matrix Market file: {err}") from None
+    banner = fh.readline().decode("utf-8", "replace").split()
+    if len(banner) != 5 or banner[0].lower() != "%%matrixmarket" or banner[1].lower() != "matrix":
+        raise ParseError(f"{name}: not a Matrix Market file: first line must be "
+                         f"'%%MatrixMarket matrix coordinate <field> <symmetry>', got {' '.join(banner)[:80]!r}")
+    layout, field, symmetry = (word.lower() for word in banner[2:])
     if layout != "coordinate":
         raise ParseError(f"{name}: Matrix Market layout {layout!r} is not a graph; expected 'coordinate'")
-    if rows != cols:
-        raise ParseError(f"{name}: matrix is {rows}x{cols}; a graph's adjacency matrix must be square")
-    # the header decides before anything graph-sized is allocated
-    if rows > MAX_VERTICES:
-        raise ParseError(f"{name}: header says {rows:,} vertices; vertex ids are int32 (at most {MAX_VERTICES:,})")
-    mirror = symmetry != "general"
-    capacity = entries * (2 if mirror else 1)
-    # the int32 ids read here, then build_graph's 40 bytes per record
-    check_host_fits(capacity * (8 + 40) + 24 * rows, f"{name}: graph")
-    ncols = {"pattern": 2, "complex": 4}.get(field, 3)
-    src = np.empty(capacity, dtype=VERTEX_DTYPE)
-    dst = np.empty(capacity, dtype=VERTEX_DTYPE)
+    if field not in _MM_FIELDS or symmetry not in _MM_SYMMETRIES:
+        raise ParseError(f"{name}: line 1: unknown Matrix Market field {field!r} or symmetry {symmetry!r}")
+    number = 1
+    for line in fh:  # comments and blank lines, then the size line
+        number += 1
+        if line.lstrip().startswith(b"%") or not line.strip():
+            continue
+        size = line.split()
+        if len(size) != 3 or not all(re.fullmatch(_ID.encode(), f) for f in size):
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            raise ParseError(f"{name}: line {number}: expected the size line 'rows cols entries', got {text[:80]!r}")
+        rows, cols, entries = (int(f) for f in size)
+        return MMHeader(rows, cols, entries, field, symmetry, number + 1)
+    raise ParseError(f"{name}: no size line after the Matrix Market banner")
+
+
+def _find_bad_mm_line(fh, first: int, ncols: int, rows: int) -> tuple[int, str]:
+    """``(line number, reason)`` of the first malformed entry at or after line ``first`` of the stream ``fh``.
+
+    Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
+    """
+    for number, line in enumerate(fh, start=1):
+        if number < first or line.lstrip().startswith(b"%") or not line.strip():
+            continue
+        text = line.decode("utf-8", "replace").rstrip("\r\n")
+        fields = text.split()
+        if len(fields) != ncols:
+            return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
+        if not all(re.fullmatch(_ID, f) for f in fields[:2]):
+            return number, f"expected two positive integer ids, got {text[:80]!r}"
+        if not all(1 <= int(f) <= rows for f in fields[:2]):
+            return number, f"id out of range 1..{rows}: {text[:80]!r}"
+    return first, "malformed entry"
+
+
+def _read_mm(open_stream, name: str, corrupt: str, reopen=None) -> EdgeData:
+    """Read a Matrix Market coordinate matrix from the binary stream that ``open_stream()`` opens.
+
+    The header is checked before anything graph-sized is allocated, then the
+    entries are parsed :data:`MM_CHUNK_ENTRIES` at a time. ``open_stream`` and
+    ``reopen`` (default: ``open_stream``) are context-manager factories; the
+    second is called only to name a malformed line, from the start again.
+    ``corrupt`` names the container in the message for a truncated/corrupt
+    stream ("gzip", "archive").
+    """
+    broken = (EOFError, gzip.BadGzipFile, zlib.error, OSError, tarfile.TarError)
     count = 0
     try:
-        with _open_text(path) as fh:
-            first = 1
-            for line in fh:  # banner, comments, size line
-                first += 1
-                if not line.lstrip().startswith(b"%") and line.strip():
-                    break
+        with open_stream() as fh:
+            header = read_mm_header(fh, name)
+            rows, entries = header.rows, header.entries
+            if rows != header.cols:
+                raise ParseError(f"{name}: matrix is {rows}x{header.cols}; a graph's adjacency matrix must be square")
+            if rows > MAX_VERTICES:
+                raise ParseError(f"{name}: header says {rows:,} vertices; vertex ids are int32 (at most {MAX_VERTICES:,})")
+            mirror = header.symmetry != "general"
+            capacity = entries * (2 if mirror else 1)
+            # the int32 ids read here, then build_graph's 40 bytes per record
+            check_host_fits(capacity * (8 + 40) + 24 * rows, f"{name}: graph")
+            src = np.empty(capacity, dtype=VERTEX_DTYPE)
+            dst = np.empty(capacity, dtype=VERTEX_DTYPE)
             chunks = pd.read_csv(fh, sep=r"\s+", header=None, comment="%", usecols=[0, 1], dtype=np.int64,
                                  engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
             for chunk in chunks:
                 ids = chunk.to_numpy()
-                if count + len(ids) > entries or ids.min() < 1 or ids.max() > rows:
-                    if count + len(ids) > entries:
-                        raise ParseError(f"{name}: more entries than the header's {entries:,}")
+                if count + len(ids) > entries:
+                    raise ParseError(f"{name}: more entries than the header's {entries:,}")
+                if ids.min() < 1 or ids.max() > rows:
                     raise ValueError("id out of range")
                 src[count:count + len(ids)] = ids[:, 0] - 1
                 dst[count:count + len(ids)] = ids[:, 1] - 1
                 count += len(ids)
                 log.info("%s: %s of %s entries read", name, f"{count:,}", f"{entries:,}")
-    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as err:
-        raise ParseError(f"{name}: corrupt or truncated gzip ({err}); delete it and download again") from None
+    except broken as err:
+        raise ParseError(f"{name}: corrupt or truncated {corrupt} ({err}); delete it and download again") from None
     except pd.errors.EmptyDataError:
         count = 0
-    except ParseError:
+    except ParseError:  # a ValueError, but already one line
         raise
     except (ValueError, OverflowError, pd.errors.ParserError):
-        number, reason = _find_bad_mm_line(path, first, ncols, rows)
+        ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
+        with (reopen or open_stream)() as fh:
+            number, reason = _find_bad_mm_line(fh, header.first_entry_line, ncols, rows)
         raise ParseError(f"{name}: line {number}: {reason}") from None
     if count != entries:
         raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
@@ -243,6 +273,34 @@ def read_matrix_market(path: str | Path, *, display_name: str | None = None) -> 
     return EdgeData(src[:count], dst[:count], num_vertices=int(rows))
 
 
+def read_matrix_market(path: str | Path) -> EdgeData:
+    """Read a Matrix Market coordinate file as a directed graph (row -> column), in chunks.
+
+    Pattern, integer and real matrices are accepted (values are ignored);
+    symmetric (and skew/hermitian) matrices give both directions of each
+    off-diagonal entry. Ids become 0-based; ``num_vertices`` is the dimension.
+    The header (:func:`read_mm_header`) is checked before anything is
+    allocated; entries are then parsed :data:`MM_CHUNK_ENTRIES` at a time
+    straight into int32 arrays (8 bytes per entry, 16 when symmetric), with a
+    progress line per chunk on the ``dynpr.readers`` logger.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.mtx`` or ``.mtx.gz``.
+
+    Raises
+    ------
+    ParseError
+        For a non-coordinate, non-square, malformed (with its line number) or
+        truncated file, or a header with more vertices than int32 ids hold.
+    MemoryError
+        When the header's entries would not fit the host's available memory.
+    """
+    path = Path(path)
+    return _read_mm(functools.partial(_open_text, path), str(path), "gzip")
+
+
 def _archive_stem(path: Path) -> str:
     name = path.name
     for suffix in (".tar.gz", ".tgz", ".tar"):
@@ -251,49 +309,81 @@ def _archive_stem(path: Path) -> str:
     return path.stem
 
 
-def read_suitesparse_tar(path: str | Path, *, workdir: str | Path | None = None) -> EdgeData:
-    """Read the matrix of a SuiteSparse ``<name>.tar.gz`` (``<name>/<name>.mtx`` inside).
+#: Read size of the archive stream (tarfile's default, 10 KiB, costs a Python call per 10 KiB).
+_TAR_BUFSIZE = 1 << 20
 
-    Every member is checked with tarfile's ``data`` filter before anything is
-    extracted: an absolute path, ``..`` traversal, or a link leaving the folder
-    rejects the whole archive. ``.mtx`` members are extracted (with the same
-    filter) into a temporary folder in ``workdir`` (default: beside the
-    archive, where there is room for large graphs) that is removed afterwards.
+
+def _check_member(path: Path, member: tarfile.TarInfo) -> None:
+    """Refuse an absolute path, ``..`` traversal or a link leaving the folder (tarfile's ``data`` filter)."""
+    try:
+        # the data filter would silently strip a leading "/"; refuse instead
+        if member.name.startswith("/"):
+            raise tarfile.AbsolutePathError(member)
+        tarfile.data_filter(member, ".")
+    except tarfile.FilterError as err:
+        raise ParseError(f"{path}: unsafe archive member {member.name!r} ({err}); refusing to read it") from None
+
+
+@contextlib.contextmanager
+def _tar_member_stream(path: Path, name: str, tar: tarfile.TarFile | None = None, member=None):
+    """A binary stream of member ``name`` of the archive, gunzipped if it is ``.mtx.gz``.
+
+    With ``tar``/``member`` the member the caller's stream is at; otherwise a new
+    streaming pass over the archive up to that member.
+    """
+    with contextlib.ExitStack() as stack:
+        if tar is None:
+            tar = stack.enter_context(tarfile.open(path, mode="r|*", bufsize=_TAR_BUFSIZE))
+            member = next(m for m in tar if m.name == name)
+        raw = stack.enter_context(tar.extractfile(member))
+        yield stack.enter_context(gzip.GzipFile(fileobj=raw)) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+
+
+def read_suitesparse_tar(path: str | Path) -> EdgeData:
+    """Read the matrix of a SuiteSparse ``<name>.tar.gz`` (``<name>/<name>.mtx`` inside), streamed.
+
+    The member is parsed straight from the decompressed archive stream, in the
+    chunks of :func:`read_matrix_market`, with its checks; nothing is written to
+    disk. Every member is checked with tarfile's ``data`` filter: an absolute
+    path, ``..`` traversal, or a link leaving the folder rejects the whole
+    archive. Without ``<name>/<name>.mtx`` (or ``.mtx.gz``), the archive's only
+    ``.mtx`` member is read in a second streaming pass; naming a malformed line
+    also takes a second pass.
 
     Raises
     ------
     ParseError
-        For an unsafe member, a truncated/corrupt archive, or no matrix inside.
+        For an unsafe member, a truncated/corrupt archive or member, a malformed
+        entry (naming the member and line), or not exactly one matrix inside.
+    MemoryError
+        When the header's entries would not fit the host's available memory.
     """
     path = Path(path)
     stem = _archive_stem(path)
-    workdir = Path(workdir) if workdir is not None else path.resolve().parent
-    # the pid in the name lets a later run remove the folder of one killed by SIGKILL
-    sweep_stale(workdir, f".{stem}.extract")
-    with tempfile.TemporaryDirectory(prefix=f".{stem}.extract.{os.getpid()}.", dir=workdir) as tmp:
-        extracted: list[str] = []
-        try:
-            # stream mode: one pass over the compressed data, no seeking
-            with tarfile.open(path, mode="r|*") as tar:
-                for member in tar:
-                    try:
-                        # the data filter would silently strip a leading "/"; refuse instead
-                        if member.name.startswith("/"):
-                            raise tarfile.AbsolutePathError(member)
-                        tarfile.data_filter(member, tmp)
-                    except tarfile.FilterError as err:
-                        raise ParseError(f"{path}: unsafe archive member {member.name!r} ({err}); refusing to extract") from None
-                    if member.isfile() and member.name.endswith((".mtx", ".mtx.gz")):
-                        tar.extract(member, tmp, filter="data")
-                        extracted.append(member.name)
-        except (tarfile.TarError, EOFError, zlib.error, OSError) as err:
-            raise ParseError(f"{path}: corrupt or truncated archive ({err}); delete it and download again") from None
-        wanted = [m for m in extracted if Path(m).name in (f"{stem}.mtx", f"{stem}.mtx.gz")]
-        if not wanted and len(extracted) == 1:
-            wanted = extracted
-        if len(wanted) != 1:
-            raise ParseError(f"{path}: expected one matrix {stem}/{stem}.mtx inside, found {extracted or 'no .mtx member'}")
-        return read_matrix_market(Path(tmp) / wanted[0], display_name=f"{path}:{wanted[0]}")
+    wanted_names = (f"{stem}.mtx", f"{stem}.mtx.gz")
+    matrices: list[str] = []
+    edges = None
+    try:
+        # stream mode: one pass over the compressed data, no seeking
+        with tarfile.open(path, mode="r|*", bufsize=_TAR_BUFSIZE) as tar:
+            for member in tar:
+                _check_member(path, member)
+                if not (member.isfile() and member.name.endswith((".mtx", ".mtx.gz"))):
+                    continue
+                matrices.append(member.name)
+                if edges is None and Path(member.name).name in wanted_names:
+                    # read the member where the stream is; naming a bad line takes a new pass
+                    edges = _read_mm(functools.partial(_tar_member_stream, path, member.name, tar, member),
+                                     f"{path}:{member.name}", "archive",
+                                     reopen=functools.partial(_tar_member_stream, path, member.name))
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as err:
+        raise ParseError(f"{path}: corrupt or truncated archive ({err}); delete it and download again") from None
+    wanted = [m for m in matrices if Path(m).name in wanted_names]
+    if edges is not None and len(wanted) == 1:
+        return edges
+    if not wanted and len(matrices) == 1:
+        return _read_mm(functools.partial(_tar_member_stream, path, matrices[0]), f"{path}:{matrices[0]}", "archive")
+    raise ParseError(f"{path}: expected one matrix {stem}/{stem}.mtx inside, found {matrices or 'no .mtx member'}")
 
 
 def detect_format(path: str | Path) -> str:
