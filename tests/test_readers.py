@@ -118,7 +118,7 @@ def test_suitesparse_tar(tmp_path):
     path = _tar(tmp_path / "g.tar.gz", [("g/g.mtx", MTX, None), ("g/g_nodename.txt", b"a\nb\nc\n", None)])
     edges = read_suitesparse_tar(path)
     assert _edge_set(edges) == {(1, 0), (0, 1), (2, 1), (1, 2)} and edges.num_vertices == 3
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.tar.gz"]  # temporary folder removed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.tar.gz"]  # nothing extracted
     assert detect_format(path) == "suitesparse-mm"
     assert _edge_set(read_edges(path)) == _edge_set(edges)
 
@@ -152,6 +152,61 @@ def test_suitesparse_tar_without_matrix(tmp_path):
     path = _tar(tmp_path / "g.tar.gz", [("g/readme.txt", b"hi", None)])
     with pytest.raises(ParseError, match="expected one matrix"):
         read_suitesparse_tar(path)
+
+
+@pytest.mark.parametrize("member", ["g/g.mtx", "g/g.mtx.gz", "g/other.mtx"])
+def test_suitesparse_tar_member_streamed_equals_the_file(tmp_path, write_file, monkeypatch, member):
+    import dynpr.readers as readers_mod
+
+    rng = np.random.default_rng(4)
+    body = "%%MatrixMarket matrix coordinate integer symmetric\n% c\n30 30 200\n" + "".join(
+        f"{u} {v} 1\n" for u, v in rng.integers(1, 31, (200, 2)))
+    plain = read_matrix_market(write_file("plain.mtx", body))
+    data = gzip.compress(body.encode()) if member.endswith(".gz") else body.encode()
+    # the wanted member is g/g.mtx*; without it the only .mtx member ("other") is read in a second pass
+    work = tmp_path / "work"
+    work.mkdir()
+    path = _tar(work / "g.tar.gz", [("g/readme.txt", b"x", None), (member, data, None)])
+    monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 7)
+    monkeypatch.setattr(tarfile.TarFile, "extract", None)  # streamed: nothing may be extracted
+    edges = read_suitesparse_tar(path)
+    assert np.array_equal(edges.src, plain.src) and np.array_equal(edges.dst, plain.dst)
+    assert edges.num_vertices == 30 and len(edges.src) > 200  # mirrored
+    assert sorted(p.name for p in work.iterdir()) == ["g.tar.gz"]
+
+
+def test_suitesparse_tar_two_other_matrices_is_one_line(tmp_path):
+    path = _tar(tmp_path / "g.tar.gz", [("g/a.mtx", MTX, None), ("g/b.mtx", MTX, None)])
+    with pytest.raises(ParseError, match=r"expected one matrix g/g\.mtx inside, found \['g/a\.mtx', 'g/b\.mtx'\]"):
+        read_suitesparse_tar(path)
+
+
+@pytest.mark.parametrize("member", ["g/g.mtx", "g/other.mtx"])
+@pytest.mark.parametrize("body, match", [
+    ("5 5 4\n1 2\n2 3\n3 x\n4 1\n", "line 6: expected two positive integer ids"),
+    ("5 5 4\n1 2\n2 3\n3 4\n6 1\n", r"line 7: id out of range 1\.\.5"),
+    ("5 5 4\n1 2\n2 3\n3 4\n", "3 entries but the header says 4: the file is truncated"),
+    ("5 5 2\n1 2\n2 3\n3 4\n", "more entries than the header's 2"),
+    ("3000000000 3000000000 2\n1 2\n2 1\n", "header says 3,000,000,000 vertices; vertex ids are int32"),
+])
+def test_suitesparse_tar_member_errors_name_member_and_line(tmp_path, monkeypatch, member, body, match):
+    import dynpr.readers as readers_mod
+
+    text = "%%MatrixMarket matrix coordinate pattern general\n% c\n" + body
+    path = _tar(tmp_path / "g.tar.gz", [(member, text.encode(), None), ("g/g_nodename.txt", b"a\n", None)])
+    monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 2)
+    with pytest.raises(ParseError, match=rf"^\S*g\.tar\.gz:{member}: {match}"):
+        read_suitesparse_tar(path)
+
+
+def test_suitesparse_tar_member_cut_inside_the_gzip_stream(tmp_path):
+    body = b"%%MatrixMarket matrix coordinate pattern general\n1000 1000 5000\n" + b"".join(
+        f"{i % 1000 + 1} {(i * 7) % 1000 + 1}\n".encode() for i in range(5000))
+    path = _tar(tmp_path / "g.tar.gz", [("g/g.mtx", body, None)])
+    path.write_bytes(path.read_bytes()[:-200])  # the member's data is cut, not only the tar's end blocks
+    with pytest.raises(ParseError, match=r"^\S*g\.tar\.gz(:g/g\.mtx)?: corrupt or truncated archive") as err:
+        read_suitesparse_tar(path)
+    assert "\n" not in str(err.value)
 
 
 def test_detect_format(write_file):

@@ -1,7 +1,7 @@
 """Atomic file output: write to a temporary name, rename when complete; sweep what a killed run left.
 
-Temporary files and folders carry the writing process's id (``.<name>.<pid>.tmp``,
-``.<stem>.extract.<pid>.<random>``). A run stopped by SIGTERM removes its own
+Temporary files carry the writing process's id (``.<name>.<pid>.tmp``). A run
+stopped by SIGTERM removes its own
 (:func:`exit_on_sigterm` turns the signal into ``SystemExit``, so every
 ``finally`` runs); one killed by SIGKILL cannot, and the next run that writes
 beside it removes every such file whose process is gone (:func:`sweep_stale`).
@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
 import signal
 import threading
 from pathlib import Path
@@ -32,14 +31,14 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_stale(folder: str | Path, prefix: str) -> list[Path]:
-    """Remove temporary files and folders named ``<prefix>.<pid>...`` whose process no longer runs.
+    """Remove temporary files named ``<prefix>.<pid>...`` whose process no longer runs.
 
     Parameters
     ----------
     folder : str or Path
         Where to look (not recursive).
     prefix : str
-        The name up to the process id, e.g. ``.results.csv`` or ``.graph.extract``.
+        The name up to the process id, e.g. ``.results.csv``.
 
     Returns
     -------
@@ -54,8 +53,10 @@ def sweep_stale(folder: str | Path, prefix: str) -> list[Path]:
         match = re.match(r"\.(\d+)(\.|$)", path.name[len(prefix):])
         if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
             continue
+        if path.is_dir() and not path.is_symlink():
+            continue  # not one of ours: only files are written under a temporary name
         with contextlib.suppress(OSError):
-            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+            path.unlink()
             removed.append(path)
     return removed
 
