@@ -204,7 +204,7 @@ def test_suitesparse_tar_member_cut_inside_the_gzip_stream(tmp_path):
         f"{i % 1000 + 1} {(i * 7) % 1000 + 1}\n".encode() for i in range(5000))
     path = _tar(tmp_path / "g.tar.gz", [("g/g.mtx", body, None)])
     path.write_bytes(path.read_bytes()[:-200])  # the member's data is cut, not only the tar's end blocks
-    with pytest.raises(ParseError, match=r"^\S*g\.tar\.gz(:g/g\.mtx)?: corrupt or truncated archive") as err:
+    with pytest.raises(ParseError, match=r"^\S*g\.tar\.gz:g/g\.mtx: corrupt or truncated archive") as err:
         read_suitesparse_tar(path)
     assert "\n" not in str(err.value)
 
