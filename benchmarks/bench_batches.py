@@ -18,7 +18,7 @@ import pandas as pd
 
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
-from dynpr.bench import write_table
+from dynpr.atomic_files import write_csv_atomic
 from dynpr.prepare import read_graph
 from dynpr.results import git_commit, timestamp
 
@@ -56,7 +56,7 @@ def main() -> None:
         ))
         print(f"{args.dataset} repeat {repeat}: {batch.insertions} insertions + {batch.deletions} deletions; "
               f"generate {generate_s:.3f} s, apply {apply_s:.3f} s")
-    write_table(pd.DataFrame(rows), args.out)
+    write_csv_atomic(pd.DataFrame(rows), args.out)
     print(f"wrote {args.out}")
 
 

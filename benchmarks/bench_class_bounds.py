@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.bench import require_gpu, run_script, write_table
+from dynpr.atomic_files import write_csv_atomic
+from dynpr.bench import require_gpu, run_script
 from dynpr.designs import VARIANTS
 from dynpr.gpu import pagerank as engine
 from dynpr.gpu.device_graph import to_device
@@ -59,7 +60,7 @@ def main(argv=None) -> None:
                          "git_commit": commit})
             print(f"{name:16s} {rows[-1]['bounds']:14s} it={iterations} {ms:8.3f} ms "
                   f"{1e3 * ms / iterations:8.1f} us/it", flush=True)
-    write_table(pd.DataFrame(rows), args.out)
+    write_csv_atomic(pd.DataFrame(rows), args.out)
 
 
 if __name__ == "__main__":

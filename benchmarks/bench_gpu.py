@@ -24,7 +24,8 @@ import pandas as pd
 from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
-from dynpr.bench import require_gpu, run_script, write_table
+from dynpr.atomic_files import write_csv_atomic
+from dynpr.bench import require_gpu, run_script
 from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
@@ -109,7 +110,7 @@ def main(argv=None) -> None:
     device = device_name("gpu")
     if args.mode == "kahn":
         table = pd.DataFrame(bench_kahn(args)).assign(device=device, git_commit=commit)
-        write_table(table, out)
+        write_csv_atomic(table, out)
         summary = table.groupby(["case", "backend"], sort=False).agg(
             runs=("time_ms", "size"), median_ms=("time_ms", "median"), levels=("levels", "first"),
             processed=("processed", "first"), edges=("edges", "first"))
@@ -143,7 +144,7 @@ def main(argv=None) -> None:
                     "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 })
     table = pd.DataFrame(rows)
-    write_table(table, out)
+    write_csv_atomic(table, out)
     summary = table.groupby(["partition", "batch_fraction", "approach"], sort=False).agg(
         runs=("time_ms", "size"), median_ms=("time_ms", "median"), partition_ms=("partition_ms", "median"),
         mark_ms=("mark_ms", "median"), compute_ms=("compute_ms", "median"),

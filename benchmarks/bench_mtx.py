@@ -37,7 +37,7 @@ def _read(path: str) -> tuple[float, int, float]:
 
 def main(argv=None) -> None:
     from dynpr.backend import device_name
-    from dynpr.bench import write_table
+    from dynpr.atomic_files import write_csv_atomic
     from dynpr.results import git_commit, timestamp
     from dynpr.rmat import rmat_raw_edges
 
@@ -69,7 +69,7 @@ def main(argv=None) -> None:
                   f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
                   flush=True)
     out = Path(args.out)
-    write_table(pd.DataFrame(rows), out)
+    write_csv_atomic(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dynpr import pagerank as pr
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, batch_rng, random_batch
-from dynpr.bench import write_table
+from dynpr.atomic_files import write_csv_atomic
 from dynpr.graph import Graph
 from dynpr.kahn import kahn
 from dynpr.prepare import read_graph
@@ -100,7 +100,7 @@ def main() -> None:
                levels=result.levels)
 
     out = Path(args.out)
-    write_table(pd.DataFrame(rows), out)
+    write_csv_atomic(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.bench import write_table
+from dynpr.atomic_files import write_csv_atomic
 from dynpr.catalog import get_dataset
 from dynpr.prepare import prepare
 from dynpr.results import git_commit, timestamp
@@ -74,7 +74,7 @@ def main() -> None:
                   f"{stats['input_records']:,} records -> {stats['edges_with_self_loops']:,} edges"
                   + ("" if target is None else f"; target < {target:.0f} s"))
     out = Path(args.out)
-    write_table(pd.DataFrame(rows), out)
+    write_csv_atomic(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from dynpr import pagerank as pr
 from dynpr.backend import device_name, resolve_backend
 from dynpr.batches import apply_batch, temporal_batches
-from dynpr.bench import write_table
+from dynpr.atomic_files import write_csv_atomic
 from dynpr.graph import renumber
 from dynpr.results import geometric_mean, git_commit, timestamp
 
@@ -85,7 +85,7 @@ def main() -> None:
                              "git_commit": commit, "timestamp": timestamp()})
     table = pd.DataFrame(rows)
     out = Path(args.out)
-    write_table(table, out)
+    write_csv_atomic(table, out)
 
     dfp = table[table.approach == "dfp"]
     static_ms = table[table.approach == "static"].groupby(["pad", "batch_fraction"])["time_ms"].mean()

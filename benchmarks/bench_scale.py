@@ -195,7 +195,8 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
 
 
 def main(argv=None) -> None:
-    from dynpr.bench import require_gpu, write_table
+    from dynpr.atomic_files import write_csv_atomic
+    from dynpr.bench import require_gpu
     from dynpr.results import git_commit, timestamp
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -228,7 +229,7 @@ def main(argv=None) -> None:
         failures += [{"graph": spec, "stage": "failed", "error": failure}] if failure else []
         table = pd.DataFrame(rows + failures).assign(git_commit=commit, timestamp=timestamp(), seed=SEED,
                                                      batch_seed=BATCH_SEED, fractions=" ".join(map(str, args.fractions)))
-        write_table(table, out)
+        write_csv_atomic(table, out)
         print(f"wrote {out}", flush=True)
 
 

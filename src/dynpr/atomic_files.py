@@ -128,3 +128,10 @@ def exit_on_sigterm() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _exit)
+
+
+def write_csv_atomic(table, path: str | Path) -> None:
+    """Write a pandas table as CSV through a temporary name (complete or absent): the
+    benchmark tables and the claims table."""
+    with atomic_path(path) as tmp:
+        table.to_csv(tmp, index=False)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dynpr.atomic_files import write_csv_atomic
 from dynpr.designs import APPROACHES, DEFAULT_VARIANT, PARTITIONS, VARIANTS
 from dynpr.errors import DynprError, NoGpuError
 
@@ -260,14 +261,6 @@ def kahn_table(cases, device: str, commit: str, seed: int, repeats: int = 3, log
     return pd.DataFrame(rows, columns=KAHN_COLUMNS)
 
 
-def write_table(table: pd.DataFrame, path: str | Path) -> None:
-    """Write a benchmark table as CSV through a temporary name (complete or absent)."""
-    from dynpr.atomic_files import atomic_path
-
-    with atomic_path(path) as tmp:
-        table.to_csv(tmp, index=False)
-
-
 def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print) -> None:
     """Rule bench: the three tables from the pipeline's graphs and batch files.
 
@@ -297,9 +290,9 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
     commit, device = git_commit(), device_name("gpu")
     log(f"{device}, commit {commit}")
     static_graphs = {name: graphs[name] for name in params.graphs}
-    write_table(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, log), outputs.static)
+    write_csv_atomic(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, log), outputs.static)
     cases = {"dag-random": (params.kahn_vertices, params.kahn_edges, None),
              f"dag-depth{params.kahn_depth}": (params.kahn_vertices, params.kahn_edges, params.kahn_depth)}
-    write_table(kahn_table(cases, device, commit, params.seed, log=log), outputs.kahn)
-    write_table(partition_ablation(batch_files, graphs, ABLATION_VARIANTS, params.reference_tolerance, device, commit,
+    write_csv_atomic(kahn_table(cases, device, commit, params.seed, log=log), outputs.kahn)
+    write_csv_atomic(partition_ablation(batch_files, graphs, ABLATION_VARIANTS, params.reference_tolerance, device, commit,
                                    log=log), outputs.ablation)

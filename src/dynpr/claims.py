@@ -20,8 +20,6 @@ import pandas as pd
 from dynpr.results import aggregate, geometric_mean
 
 DOI = "10.48550/arXiv.2404.08299"
-TITLE = ("Efficient GPU Implementation of Static and Incrementally Expanding DF-P PageRank "
-         "for Dynamic Graphs")
 
 #: how a speedup claim is judged (written into every row of claims.csv)
 RULE = ("speedup: holds if measured >= 0.8 x the paper's, partly if measured > 1 (faster, by less), "

@@ -3,11 +3,10 @@
 from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
+    from dynpr.atomic_files import write_csv_atomic
     from dynpr.claims import evaluate
-    from dynpr.atomic_files import atomic_path
     from dynpr.results import read_csv
 
     claims = evaluate(read_csv(snakemake.input.summary))
-    with atomic_path(snakemake.output[0]) as tmp:
-        claims.to_csv(tmp, index=False)
+    write_csv_atomic(claims, snakemake.output[0])
     log(f"{len(claims)} claims: " + ", ".join(f"{v} {n}" for v, n in claims["verdict"].value_counts().items()))
