@@ -20,8 +20,6 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import numpy as np
-
 from dynpr import APPROACHES
 from dynpr.backend import BACKENDS
 from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
@@ -165,14 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _self_loops(graph) -> int:
-    src, dst = graph.edges()
-    return int(np.count_nonzero(src == dst))
-
-
 def _edge_counts(graph) -> dict:
     """``edges`` without self-loops and ``self_loops`` of the graph run on: the same in every subcommand."""
-    loops = _self_loops(graph)
+    loops = graph.num_self_loops
     return {"edges": graph.num_edges - loops, "self_loops": loops}
 
 

@@ -414,6 +414,11 @@ class Graph:
         """Boolean mask: is each ``(src[i], dst[i])`` an edge of the graph."""
         return self.find_edges(src, dst)[0]
 
+    @property
+    def num_self_loops(self) -> int:
+        """Number of self-loops (from :attr:`self_loop_positions`, computed once per graph)."""
+        return int(np.count_nonzero(self.self_loop_positions >= 0))
+
     @cached_property
     def self_loop_positions(self) -> np.ndarray:
         """Host int64 position in ``targets`` of each vertex's self-loop, -1 where it has none.

@@ -3,16 +3,13 @@
 from dynpr.snakemake_jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log:
-    import numpy as np
-
     from dynpr.batches import batch_rng, random_batch, write_batches
     from dynpr.prepare import load_prepared
 
     dataset = snakemake.wildcards.dataset
     p = snakemake.params
     graph, _temporal = load_prepared(snakemake.input[0])
-    src, dst = graph.edges()
-    edges = int(np.count_nonzero(src != dst))  # |E| of the batch sizes: self-loops excluded
+    edges = graph.num_edges - graph.num_self_loops  # |E| of the batch sizes: self-loops excluded
     batches = [
         random_batch(graph, p.fraction, p.insert_share, batch_rng(p.seed, dataset, p.fraction, r))
         for r in range(p.repeats)
