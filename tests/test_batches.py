@@ -29,7 +29,6 @@ from dynpr.batches import (
     write_batches,
 )
 from dynpr.graph import Graph
-from dynpr.validate import graph_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLEGE_MSG = ROOT / "datasets" / "embedded" / "CollegeMsg.txt.gz"
@@ -311,7 +310,7 @@ def test_write_read_round_trip(tmp_path):
             assert getattr(b, name).dtype == np.int32
             assert np.array_equal(getattr(a, name), getattr(b, name))
     assert read_batch_params(path) == dict(dataset="toy", experiment="random", fraction=1e-5, repeats=3, strict=True,
-                                           graph_vertices=10, graph_edges=11, graph_sha256=graph_digest(made_for))
+                                           graph_vertices=10, graph_edges=11, graph_sha256=made_for.sha256)
     with np.load(path) as data:
         assert data["del_ptr"].tolist() == [0, 2, 2, 2] and data["ins_ptr"].tolist() == [0, 1, 1, 4]
         assert data["del_ptr"].dtype == np.int64

@@ -24,7 +24,7 @@ from dynpr.cli import main
 from dynpr.errors import EXIT_INPUT, BatchError, DynprError, GraphError, InputError, ResourceError
 from dynpr.graph import Graph
 from dynpr.prepare import load_prepared
-from dynpr.validate import DIGEST_KEY, check_graph, graph_digest
+from dynpr.validate import DIGEST_KEY, check_graph
 
 RNG = np.random.default_rng(3)
 
@@ -90,7 +90,7 @@ def _corrupt(name: str, g: Graph) -> dict:
 def test_inconsistent_prepared_graph_is_refused(tmp_path, capsys, name, message):
     g = small_graph()
     path = tmp_path / "g.npz"
-    save_arrays(path, _corrupt(name, g), graph_digest(g))
+    save_arrays(path, _corrupt(name, g), g.sha256)
     with pytest.raises(GraphError, match=message):
         load_prepared(path)
     line = one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu"])
@@ -111,7 +111,7 @@ def test_prepared_graph_edited_on_disk_fails_its_checksum(tmp_path, capsys):
     path = tmp_path / "g.npz"
     g.save(path)
     assert load_prepared(path)[0].num_edges == g.num_edges
-    save_arrays(path, arrays(edited), graph_digest(g))
+    save_arrays(path, arrays(edited), g.sha256)
     with pytest.raises(GraphError, match="differs from the stored .* modified"):
         load_prepared(path)
     save_arrays(path, arrays(g), None)
@@ -138,7 +138,7 @@ def test_truncated_and_object_npz(tmp_path, capsys):
     cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     assert "cut.npz: not a graph file" in one_error_line(capsys, ["pagerank", str(cut), "--backend", "cpu"])
     objects = tmp_path / "obj.npz"
-    np.savez(objects, **arrays(g), **{DIGEST_KEY: np.asarray(graph_digest(g))}, junk=np.array([{}], dtype=object))
+    np.savez(objects, **arrays(g), **{DIGEST_KEY: np.asarray(g.sha256)}, junk=np.array([{}], dtype=object))
     assert "obj.npz: not a graph file" in one_error_line(capsys, ["pagerank", str(objects), "--backend", "cpu"])
     missing = tmp_path / "missing.npz"
     np.savez(missing, offsets=g.offsets)

@@ -4,7 +4,7 @@ Graphs read from a file (a prepared ``.npz``, a temporal base) pass
 :func:`check_graph` (shapes, integer dtypes, monotone offsets, ids in range,
 rows sorted without duplicates, a self-loop on every vertex, and a CSR that
 describes the same edges as its transpose) and carry a sha256 of their CSR
-(:func:`graph_digest`) that :func:`read_graph_npz` verifies. Batch ids are
+(:attr:`Graph.sha256 <dynpr.graph.Graph.sha256>`) that :func:`read_graph_npz` verifies. Batch ids are
 range-checked in the dtype they arrived in, before any cast to int32
 (:func:`as_vertex_ids`), and a batch file records the graph it was made for
 (:func:`graph_record`, :func:`check_made_for`). :func:`check_update_inputs`
@@ -16,7 +16,6 @@ per edge or vertex.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import zipfile
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from dynpr.batches import Batch
 
 GRAPH_ARRAYS = ("offsets", "targets", "in_offsets", "sources")
-#: the npz entry holding :func:`graph_digest` of the stored graph
+#: the npz entry holding :attr:`Graph.sha256 <dynpr.graph.Graph.sha256>` of the stored graph
 DIGEST_KEY = "graph_sha256"
 #: batch-file parameters recording the graph a batch file was made for
 MADE_FOR = ("graph_vertices", "graph_edges", "graph_sha256")
@@ -213,14 +212,6 @@ def check_graph(graph: Graph, what: str = "graph") -> Graph:
                  arrays["in_offsets"].astype(OFFSET_DTYPE, copy=False), arrays["sources"].astype(VERTEX_DTYPE, copy=False))
 
 
-def graph_digest(graph: Graph) -> str:
-    """Hex sha256 of a graph's CSR (int64 offsets, then int32 targets); the transpose follows from it."""
-    digest = hashlib.sha256()
-    digest.update(np.ascontiguousarray(graph.offsets, dtype=OFFSET_DTYPE).data)
-    digest.update(np.ascontiguousarray(graph.targets, dtype=VERTEX_DTYPE).data)
-    return digest.hexdigest()
-
-
 def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` file, with one-line errors naming the file.
 
@@ -278,17 +269,16 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
                 else "not a graph written by dynpr")
         raise GraphError(f"{path}: lacks {', '.join(missing)} ({hint}); delete it and prepare it again")
     graph = check_graph(Graph(*(data.pop(name) for name in GRAPH_ARRAYS)), str(path))
-    stored = str(data.pop(DIGEST_KEY))
-    actual = graph_digest(graph)
-    if stored != actual:
-        raise GraphError(f"{path}: graph sha256 {actual[:16]}... differs from the stored {stored[:16]}...; "
-                         "the file was modified: delete it and prepare it again")
     ids = data.pop("vertex_ids", None)
     if ids is not None:
         if ids.shape != (graph.num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
             raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({graph.num_vertices}), "
                              f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
         graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, ids)
+    stored = str(data.pop(DIGEST_KEY))
+    if stored != graph.sha256:  # cached: batch-file checks of this graph reuse it
+        raise GraphError(f"{path}: graph sha256 {graph.sha256[:16]}... differs from the stored {stored[:16]}...; "
+                         "the file was modified: delete it and prepare it again")
     return graph, data
 
 
@@ -298,7 +288,7 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
 def graph_record(graph: Graph) -> dict:
     """What a batch file records about the graph it was made for (``param_graph_*``)."""
     return {"graph_vertices": graph.num_vertices, "graph_edges": graph.num_edges,
-            "graph_sha256": graph_digest(graph)}
+            "graph_sha256": graph.sha256}
 
 
 def check_made_for(path: str | Path, params: dict, graph: Graph, graph_name: str) -> None:
@@ -313,7 +303,7 @@ def check_made_for(path: str | Path, params: dict, graph: Graph, graph_name: str
         raise BatchError(f"{path}: records no graph it was made for (written by an older dynpr); "
                          "make it again (dynpr batch, or rerun snakemake)")
     recorded = (params["graph_vertices"], params["graph_edges"], params["graph_sha256"])
-    if recorded != (graph.num_vertices, graph.num_edges, graph_digest(graph)):
+    if recorded != (graph.num_vertices, graph.num_edges, graph.sha256):
         raise BatchError(f"{path}: made for a graph of {recorded[0]} vertices and {recorded[1]} edges "
                          f"(sha256 {str(recorded[2])[:16]}...), not {graph_name} ({graph.num_vertices} vertices, "
                          f"{graph.num_edges} edges); make the batches for {graph_name}")
