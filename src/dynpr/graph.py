@@ -415,6 +415,10 @@ class Graph:
         """Boolean mask: is each ``(src[i], dst[i])`` an edge of the graph."""
         return self.find_edges(src, dst)[0]
 
+    def original_ids(self) -> np.ndarray:
+        """int64 original id of each vertex: :attr:`vertex_ids`, or each id itself when there are none."""
+        return self.vertex_ids if self.vertex_ids is not None else np.arange(self.num_vertices, dtype=np.int64)
+
     @cached_property
     def sha256(self) -> str:
         """Hex sha256 of the CSR (int64 offsets, then int32 targets; the transpose follows from

@@ -1,8 +1,8 @@
 """From a catalog dataset (or any graph file) to a prepared graph: CSR + transpose + stats.
 
 A prepared graph is ``results/graphs/{dataset}.npz`` (:meth:`dynpr.graph.Graph.save`,
-``vertex_ids`` = the original id of each vertex, absent for generated graphs whose ids
-are their own, with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
+``vertex_ids`` = the original id of each vertex, absent where ids are their own (Matrix
+Market, generated graphs), with a self-loop on every vertex, plus ``temporal_src``/``temporal_dst``/``temporal_time``
 for temporal graphs) and ``results/graphs/{dataset}.json`` with its stats (counts of
 vertices, edges, self-loops, duplicates removed and maximum degrees; :func:`build_graph`).
 """
@@ -110,7 +110,8 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
     graph = Graph.from_keys(all_keys, n)
     del all_keys
-    graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, vertex_ids)
+    if renumbered:  # other ids are their own: nothing to store
+        graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, vertex_ids)
     temporal = None
     if edges.time is not None:
         temporal = (src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE), edges.time.astype(np.int64, copy=False))
@@ -298,7 +299,7 @@ def load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None]:
 def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.ndarray]:
     """:func:`load_prepared`, also returning each vertex's original id."""
     graph, extra = read_graph_npz(npz_path)
-    vertex_ids = graph.vertex_ids if graph.vertex_ids is not None else np.arange(graph.num_vertices, dtype=np.int64)
+    vertex_ids = graph.original_ids()
     if "temporal_src" not in extra:
         return graph, None, vertex_ids
     src, dst, when = (extra.get(f"temporal_{k}") for k in ("src", "dst", "time"))
@@ -392,8 +393,7 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
             ds.source_path.unlink(missing_ok=True)
         raise
     _record_download(ds, ds.source_path, digest)
-    vertex_ids = built.vertex_ids if built.vertex_ids is not None else np.arange(built.num_vertices, dtype=np.int64)
-    return built, temporal, vertex_ids
+    return built, temporal, built.original_ids()
 
 
 def _check_no_input_loops(npz_path: Path) -> None:
