@@ -323,12 +323,29 @@ def test_non_breaking_space_is_named(tmp_path, capsys):
     assert "line 2: unexpected character '\\xa0' (U+00A0) at column 2" in line
 
 
-def test_every_dynpr_error_has_an_exit_code():
-    assert issubclass(GraphError, ValueError) and GraphError.exit_code == 2
-    assert issubclass(ResourceError, RuntimeError) and ResourceError.exit_code == 1
-    from dynpr.errors import DownloadChecksumError
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
 
-    assert DownloadChecksumError.exit_code == 1 and issubclass(DownloadChecksumError, DynprError)
+
+@pytest.mark.parametrize("error", sorted(set(_subclasses(DynprError)), key=lambda c: c.__name__),
+                         ids=lambda c: c.__name__)
+def test_every_dynpr_error_is_one_cli_line_with_its_exit_code(error, monkeypatch, capsys):
+    # the environment's errors (and a run that hit max_iterations) exit 1, bad input 2
+    from dynpr import cli
+    from dynpr.errors import ConvergenceError
+
+    environment = issubclass(error, (ResourceError, ConvergenceError))
+    assert issubclass(error, RuntimeError if environment else ValueError)
+    instance = error("boom", None) if issubclass(error, ConvergenceError) else error("boom")
+
+    def fail(args):
+        raise instance
+
+    monkeypatch.setattr(cli, "_run_kahn", fail)
+    line = one_error_line(capsys, ["kahn", "whatever.txt"], code=1 if environment else EXIT_INPUT)
+    assert line == "dynpr: error: boom"
 
 
 # --------------------------------------------------------------------------- signals and leftovers
