@@ -1,20 +1,27 @@
 """Benchmark the GPU engines: every approach on temporal or random batches, per partition level.
 
 Writes one row per run to ``results/bench/gpu_{dataset}_{mode}.csv`` (or ``--out``) with the
-device, git commit, parameters, iterations, event-timed milliseconds per phase, L1 error against
-the reference (Static at tau=1e-100, 500 iterations, on the GPU) and the affected count; prints
-medians per approach and fraction. Datasets: a catalog name or graph file, read as the CLI reads
-it (:func:`dynpr.prepare.read_graph`: ``results/graphs/{name}.npz`` when prepared, else the
-source, renumbered), or ``rmatS`` (R-MAT scale S, edge factor 16, seeded by ``--seed``).
+device, git commit, parameters, iterations, event-timed milliseconds per phase and per iteration,
+L1 error against the reference (Static at tau=1e-100, 500 iterations, on the GPU), the affected
+count and the time of the same batch's Static run (``static_ms``, so ``speedup_vs_static`` =
+static_ms / time_ms); prints medians per approach and fraction. Datasets: a catalog name or graph
+file, read as the CLI reads it (:func:`dynpr.prepare.read_graph`: ``results/graphs/{name}.npz``
+when prepared, else the source, renumbered), or ``rmatS`` (R-MAT scale S, edge factor 16,
+seeded by ``--seed``). ``--pull-shares`` runs DF and DF-P once per share of the edges at which
+they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`; ``inf``: never), the sweep
+that sets that constant.
 
     python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
+    python benchmarks/bench_gpu.py --dataset web-NotreDame --mode random --partitions in_out \\
+        --approaches static dfp --pull-shares 0 0.1 0.5 inf
     python benchmarks/bench_gpu.py --dataset rmat20 --mode kahn   # GPU vs CPU Kahn, graph and its DAG part
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
@@ -33,7 +40,7 @@ from dynpr.pagerank import l1_error
 from dynpr.pagerank.options import PageRankOptions
 from dynpr.prepare import read_graph_with_ids
 from dynpr.results import git_commit
-from dynpr.rmat import rmat_edges
+from dynpr.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 REFERENCE = PageRankOptions(tolerance=REFERENCE_TOLERANCE, max_iterations=500)
@@ -45,8 +52,7 @@ def read_input(args, *, self_loops: bool = True):
     ``self_loops=False``: the input's edges as they are (for Kahn), else a self-loop on every vertex.
     """
     if args.dataset.startswith("rmat"):
-        src, dst = rmat_edges(int(args.dataset[4:]), 16, seed=args.seed)
-        return Graph.from_edges(src, dst, self_loops=self_loops), None
+        return rmat_graph(int(args.dataset[4:]), 16, seed=args.seed, self_loops=self_loops), None
     graph, temporal, _ = read_graph_with_ids(args.dataset, results=ROOT / "results" / "graphs",
                                              self_loops=self_loops)
     return graph, temporal
@@ -94,6 +100,17 @@ def bench_kahn(args) -> list[dict]:
     return rows
 
 
+def runs(args):
+    """(approach, pull share or NaN for the default) in the order they run; Static first, so
+    every later row of a batch carries its time."""
+    approaches = ["static"] + [a for a in args.approaches if a != "static"]
+    for approach in approaches:
+        if args.pull_shares and approach in ("df", "dfp"):
+            yield from ((approach, share) for share in args.pull_shares)
+        else:
+            yield approach, math.nan
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="sx-mathoverflow")
@@ -101,6 +118,9 @@ def main(argv=None) -> None:
     parser.add_argument("--fractions", type=float, nargs="+", default=[1e-5, 1e-4, 1e-3])
     parser.add_argument("--batches", type=int, default=10, help="batches per fraction (temporal) or repeats (random)")
     parser.add_argument("--partitions", nargs="+", choices=PARTITIONS, default=list(PARTITIONS))
+    parser.add_argument("--approaches", nargs="+", choices=APPROACHES, default=list(APPROACHES))
+    parser.add_argument("--pull-shares", type=float, nargs="+",
+                        help="DF/DF-P: run once per share of the edges at which they turn to pull mode")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -129,25 +149,32 @@ def main(argv=None) -> None:
         reference = engine.update("static", None, new, None, None, REFERENCE).ranks
         for partition in args.partitions:
             options = PageRankOptions(partition=partition)
-            for approach in APPROACHES:
-                key = (approach, partition)
+            static_ms = math.nan
+            for approach, share in runs(args):
+                key = (approach, partition, share)
                 start = carried.get(key, base) if args.mode == "temporal" else base
-                result = engine.update(approach, old, new, batch, start, options)
+                tuning = {} if math.isnan(share) else {"pull_share": share}
+                result = engine.update(approach, old, new, batch, start, options, **tuning)
                 carried[key] = result.ranks
+                if approach == "static":
+                    static_ms = result.time_ms
                 rows.append({
                     "dataset": args.dataset, "mode": args.mode, "approach": approach, "partition": partition,
-                    "batch_fraction": fraction, "batch_index": index, "deletions": batch.deletions,
-                    "insertions": batch.insertions, "vertices": new.num_vertices, "edges": new.num_edges,
-                    "iterations": result.iterations, "time_ms": result.time_ms,
+                    "pull_share": share, "batch_fraction": fraction, "batch_index": index,
+                    "deletions": batch.deletions, "insertions": batch.insertions, "vertices": new.num_vertices,
+                    "edges": new.num_edges, "iterations": result.iterations, "time_ms": result.time_ms,
+                    "ms_per_iteration": result.time_ms / result.iterations, "static_ms": static_ms,
+                    "speedup_vs_static": static_ms / result.time_ms,
                     "l1_error": l1_error(result.ranks, reference), "affected": result.affected,
                     **result.phases, "device": device, "git_commit": commit,
                     "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 })
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out)
-    summary = table.groupby(["partition", "batch_fraction", "approach"], sort=False).agg(
-        runs=("time_ms", "size"), median_ms=("time_ms", "median"), partition_ms=("partition_ms", "median"),
-        mark_ms=("mark_ms", "median"), compute_ms=("compute_ms", "median"),
+    summary = table.groupby(["partition", "batch_fraction", "approach", "pull_share"], sort=False,
+                            dropna=False).agg(
+        runs=("time_ms", "size"), median_ms=("time_ms", "median"), per_iteration_ms=("ms_per_iteration", "median"),
+        vs_static=("speedup_vs_static", "median"), mark_ms=("mark_ms", "median"),
         iterations=("iterations", "median"), mean_l1=("l1_error", "mean"), affected=("affected", "median"))
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(f"{args.dataset} ({args.mode}) on {device}, commit {commit}; rows in {out}")

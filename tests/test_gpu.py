@@ -337,6 +337,53 @@ def test_fused_frontier_matches_unfused(name, approach, partition):
     np.testing.assert_array_equal(fused.ranks, unfused.ranks)
 
 
+@pytest.mark.parametrize("fraction", (1e-4, 1e-2))
+@pytest.mark.parametrize("partition", ("none", "in_out"))
+@pytest.mark.parametrize("approach", ("df", "dfp"))
+@pytest.mark.parametrize("name", ("CollegeMsg", "web-NotreDame", "rmat14"))
+def test_push_and_pull_modes_give_the_unfused_run(name, approach, partition, fraction):
+    # Pull mode learns of expansions from the sign of the contributions instead of marks pushed
+    # to out-neighbours, and no mode copies ranks where the buffers agree: whether the run
+    # pulls from the start (share 0), turns early (0.01), at the default or never (inf), the
+    # iterations, affected set and ranks are classes_unfused's, bit for bit.
+    old, new, batch, previous, _ = scenario(name, fraction)
+    options = replace(OPTIONS, partition=partition)
+    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
+    for share in (0.0, 0.01, designs.PULL_SHARE, float("inf")):
+        fused = gpu_pagerank.update(approach, old, new, batch, previous, options, pull_share=share)
+        assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected), share
+        np.testing.assert_array_equal(fused.ranks, unfused.ranks)
+
+
+def _broom(n_chain: int, fan: int) -> Graph:
+    """A chain 0 -> 1 -> ... -> n_chain - 1 whose end fans out to `fan` vertices, each
+    starting a chain of its own of length 3: BFS levels of 1 entry, then `fan`, then `fan`."""
+    chain = np.arange(n_chain - 1)
+    leaves = n_chain + np.arange(fan)
+    src = np.concatenate([chain, np.full(fan, n_chain - 1), leaves, leaves + fan, leaves + 2 * fan])
+    dst = np.concatenate([chain + 1, leaves, leaves + fan, leaves + 2 * fan, leaves + 3 * fan])
+    return Graph.from_edges(src, dst, n_chain + 4 * fan)
+
+
+@pytest.mark.parametrize("fan", (3, 5000))
+def test_dt_reachability_on_deep_and_wide_levels(fan):
+    # Long runs of one-entry levels go to block 0 alone, wide levels to the grid; the old and
+    # new graphs are walked in one level loop: deleting 1 -> 2 cuts the new graph's chain, and
+    # the insertion 0 -> n_chain - 2 reaches the fan in the new graph in two levels.
+    old = _broom(3000, fan)
+    batch = Batch(np.array([1], np.int32), np.array([2], np.int32), np.array([0], np.int32),
+                  np.array([2998], np.int32))
+    new = apply_batch(old, batch)
+    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
+    gpu = gpu_pagerank.update("dt", old, new, batch, previous, OPTIONS)
+    cpu = cpu_pagerank.update("dt", old, new, batch, previous, OPTIONS)
+    affected = marking.traversal_affected(old, new, batch)
+    assert gpu.affected == int(affected.sum()) == cpu.affected
+    np.testing.assert_array_equal(gpu.ranks[~affected], previous[~affected])
+    assert gpu.iterations == cpu.iterations
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
+
+
 @pytest.mark.parametrize("approach", ("df", "dfp"))
 def test_long_out_lists_are_expanded_by_the_warp(approach):
     # Vertex 0 has two in-edges (a thread-class vertex) and 200 out-edges, so the fused

@@ -64,6 +64,12 @@ BLOCK = 256
 CLASS_LANES = (1, 8, 32, BLOCK)
 #: In-degree bounds of the classes: a thread up to 8 in-edges, 8 lanes up to 64, a warp up to 1024.
 CLASS_BOUNDS = (8, 64, 1024)
+#: DF/DF-P iterate in push mode (affected vertices gather, expanding ones mark their out-neighbours)
+#: until one iteration's push work, in-edges gathered plus out-edges marked, exceeds this share of the
+#: graph's edges; from the next iteration on they pull (every vertex gathers, expansions travel in the
+#: sign of the contributions: kernels/rank_vertex.cuh, dynamic_vertex). 0 pulls from the first
+#: iteration, ``inf`` never. PLACEHOLDER: measured by benchmarks/bench_gpu.py --pull-shares.
+PULL_SHARE = 0.5
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
 #: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.
@@ -172,9 +178,9 @@ class Int32Layout:
 CLASS_PLAN = Int32Layout("ClassPlan", (("count", len(CLASS_LANES)), ("first", len(CLASS_LANES)), ("total", 1),
                                        ("ticket", 1)))
 #: The device-side loop state: iterations done, stop flag, whether the last change met the tolerance,
-#: the ticket electing an iteration's last block and the work-unit counter.
+#: the ticket electing an iteration's last block, the work-unit counter and DF/DF-P's pull mode.
 ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1), ("converged", 1), ("ticket", 1),
-                                                 ("work", 1)))
+                                                 ("work", 1), ("pull", 1)))
 
 
 def nvrtc_defines() -> tuple[str, ...]:

@@ -144,18 +144,20 @@ class ClassRanks:
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[CLASS_PLAN.span("count")][:len(self.lanes)].get()]
 
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None, pull_edges=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
         (``state``: the int32 array of ``IterationState``; only the fused kernels end the
         iteration themselves). The fused kernels take ``frontier`` = (dx_in, dx_out, ever)
-        instead of ``dn`` and expand DF/DF-P's affected set themselves
-        (``kernels/pagerank.cu``, rank_vertex)."""
+        instead of ``dn`` and expand DF/DF-P's affected set themselves, turning from push to
+        pull mode after an iteration whose push work exceeds ``pull_edges`` edges
+        (``kernels/rank_vertex.cuh``, dynamic_vertex)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
             out = (g.offsets, g.targets, *frontier)
-            tail = (c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations))
+            tail = (c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations),
+                    np.float64(pull_edges))
             if self.listed:
                 args = (self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew,
                         dv) + out + tail

@@ -19,6 +19,8 @@ Allocations and CUDA-graph capture come first, untimed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dynpr.designs import BLOCK, ITERATION_STATE
@@ -54,10 +56,13 @@ class IterationLoop:
         Unfused DF/DF-P only: ``prepare()`` and ``expand(dn, dv, ever, done)``.
     relabel : dynpr.gpu.classes.Relabel, optional
         Static/ND on a relabelled graph: ``g`` is then ``relabel.graph``.
+    pull_share : float
+        Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
+        of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start, ``inf`` never.
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
-                 expansion=None, relabel=None):
+                 expansion=None, relabel=None, pull_share: float = math.inf):
         self.kernels, self.cupy, self.approach, self.g, self.g_old = kernels, cupy, approach, g, g_old
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
@@ -75,14 +80,18 @@ class IterationLoop:
                 self.dx = (cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8))
             else:
                 self.dn = cupy.zeros(n, dtype=cupy.uint8)
-        self.delta = cupy.zeros(1, dtype=cupy.float64)
+        self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
+        self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
+        if pull_share == 0:
+            self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
             self.edges = (cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst), cupy.asarray(batch.ins_src))
         if approach == "dt":
-            self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(2 * n, dtype=cupy.int32),
-                        cupy.zeros(3, dtype=cupy.int32))  # visited stamps, queue, level sizes
+            # visited bits, two levels' queues of (vertex, pass) entries, level sizes and the level reached
+            self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(4 * n, dtype=cupy.uint32),
+                        cupy.zeros(4, dtype=cupy.int32))
 
     def iteration(self, j: int) -> None:
         """Launch iteration j: it reads buffer j % 2 and writes the other one."""
@@ -90,7 +99,7 @@ class IterationLoop:
         R, C = self.ranks, self.contrib
         if self.fused:
             self.step.step(R[a], C[a], R[b], C[b], self.dv, self.dn, self.delta, self.state,
-                           (self.dx[a], self.dx[b], self.ever))
+                           (self.dx[a], self.dx[b], self.ever), self.pull_edges)
             return
         n, k = np.int32(self.g.n), self.kernels
         if self.frontier:
@@ -149,7 +158,7 @@ class IterationLoop:
             events[2].record()
             if self.step.prc:
                 self.kernels["contributions"](grid_for(self.g.n), (BLOCK,), (
-                    self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0]))
+                    self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0], self.contrib[1]))
             launched = 0
             while True:
                 if replay is not None:

@@ -22,7 +22,8 @@ in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
                                units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change, 5 int32 state        28
+convergence                    float64 change and push work,        40
+                               6 int32 state
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
@@ -42,8 +43,8 @@ in addition:
   expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
   ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
 - ``dt``: the old graph, uploaded whole (its edge count taken as m):
-  16(n+1) + 8m + 16n; the BFS's int32 visited stamps n and queue 2n, 12n,
-  and its three int32 level sizes, 12.
+  16(n+1) + 8m + 16n; the BFS's int32 visited bits n and two levels of
+  (vertex, pass) entries 4n, 20n, and its four int32 control words, 16.
 
 The baseline ``partitioned`` keeps the graph, R and Rnew, three uint8 flag
 vectors (3n), the in-degree partition (12n, and the out-degree one for DF/DF-P
@@ -71,8 +72,8 @@ GIB = 1 << 30
 DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
 MODEL_APPROACHES = APPROACHES + ("kahn",)
-#: Bytes of the device-side loop state: the float64 change and the IterationState block.
-_LOOP_STATE = 8 + 4 * ITERATION_STATE.words
+#: Bytes of the device-side loop state: the float64 change and push work, and the IterationState block.
+_LOOP_STATE = 16 + 4 * ITERATION_STATE.words
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -156,7 +157,7 @@ def device_bytes_needed(
     if frontier:
         total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
-        total += graph + 12 * n + 12
+        total += graph + 20 * n + 16
     if relabel and design.relabel and approach in ("static", "nd"):
         total += 8 * (n + 1) + 4 * m + 44 * n
     return total

@@ -10,7 +10,12 @@ counts it, tests the L-infinity change (folded per block with an integer
 ``atomicMax`` on the double's bit pattern, exact for non-negative doubles) and
 sets ``done``; launches past that return at once. Iterations are replayed from
 CUDA graphs with one host read per replay (:mod:`dynpr.gpu.iterations`).
-DF/DF-P expand the affected set inside that launch; DT's BFS is one
+DT, DF and DF-P compute only affected vertices and copy no rank where the two
+rank buffers agree; DF/DF-P expand the affected set inside that launch, first
+pushing marks to out-neighbours and, once an iteration's work exceeds
+:data:`dynpr.designs.PULL_SHARE` of the edges, pulling (every vertex gathers
+and learns from the sign of its in-neighbours' contributions whether one
+expanded: the direction-optimizing BFS's bottom-up step). DT's BFS is one
 cooperative launch. The kernels are ``kernels/pagerank.cu``.
 
 Partition levels (the paper's Fig. 1): ``in`` and ``in_out`` list the classes
@@ -33,7 +38,8 @@ import numpy as np
 
 from dynpr.backend import device_name
 from dynpr.batches import Batch
-from dynpr.designs import APPROACHES, CLASS_LANES, PARTITIONS, STATIC_APPROACHES, KernelVariant, variant as declared
+from dynpr.designs import (APPROACHES, CLASS_LANES, PARTITIONS, PULL_SHARE, STATIC_APPROACHES, KernelVariant,
+                           variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
@@ -43,10 +49,11 @@ from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_conver
 
 
 def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
-                options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None
-                ) -> EngineRun:
+                options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
+                pull_share: float = PULL_SHARE) -> EngineRun:
     """The default's fused class kernels (``classes``; ``classes_sync`` without CUDA graphs), with the
-    in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given."""
+    in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given, and DF/DF-P turning
+    from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`)."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     relabel = None
@@ -55,17 +62,19 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
         relabel = Relabel(kernels, cupy, g, start_ranks)
         g = relabel.graph
     step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True)
-    loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel)
+    loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel,
+                         pull_share=pull_share)
     return loop.run(design.graphs)
 
 
-def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions) -> EngineRun:
+def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float = PULL_SHARE
+              ) -> EngineRun:
     """Run ``options.variant`` (None = the default) for one approach."""
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
     if design.fused:
-        return run_classes(approach, g, g_old, batch, start, options, design)
+        return run_classes(approach, g, g_old, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
 
     return baselines.run(approach, g, g_old, batch, start, options, design)
@@ -102,7 +111,7 @@ def tiny_case():
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
-           *, initial=None) -> PageRankResult:
+           *, initial=None, pull_share: float = PULL_SHARE) -> PageRankResult:
     """Run one approach on the GPU; the same contract as ``dynpr.pagerank.update``.
 
     Parameters
@@ -118,6 +127,10 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     options : PageRankOptions, optional
     initial : numpy.ndarray, optional
         Static's starting ranks instead of 1/n.
+    pull_share : float
+        The default's DF/DF-P turn from push to pull mode after an iteration whose push work
+        exceeds this share of the edges (:data:`dynpr.designs.PULL_SHARE`; 0: pull from the
+        start, ``inf``: never). The ranks do not depend on it; benchmarks sweep it.
 
     Returns
     -------
@@ -155,7 +168,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None
-    run = _dispatch(approach, g, g_old, batch, start, options)
+    run = _dispatch(approach, g, g_old, batch, start, options, pull_share)
     result = PageRankResult(
         ranks=run.ranks,
         iterations=run.iterations,

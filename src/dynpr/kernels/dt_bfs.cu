@@ -3,66 +3,104 @@
 // persistent cooperative launch: no host round trip per BFS level. Compiled
 // on its own, like kahn_persistent.cu: only cooperative modules need it.
 //
-// Level-synchronous and queue based: the grid's warps stride the frontier
-// queue, a warp per frontier vertex with its lanes striding the out-edges (so
-// a hub's edges are read coalesced), and a grid-wide sync ends each level.
-// visited[v] holds the number of the last pass (1: old graph, 2: new graph)
-// that reached v; atomicMax returns the previous value, so exactly one thread
-// enqueues v per pass. counts is a ring of three level sizes: level L reads
-// counts[L % 3], appends to counts[(L + 1) % 3] and clears counts[(L + 2) % 3],
-// whose last readers finished before the previous sync. visited must hold
-// zeros and counts three zeros at launch; queue has 2n slots.
+// Level-synchronous and queue based, both graphs at once: a queue entry is
+// (vertex << 1 | pass), pass 0 following the old graph's out-edges and pass 1
+// the new graph's, so a batch costs max(depth in old, depth in new) levels,
+// not their sum. visited[v] holds bit 1 << pass once that pass reached v;
+// atomicOr returns the previous bits, so exactly one thread enqueues v per
+// pass. The grid's warps stride a level's queue, a warp per entry with its
+// lanes striding the out-edges (a hub's edges are read coalesced), and a
+// grid-wide sync ends the level. A level of at most kSmallLevel entries (the
+// long thin tails of web graphs' BFS) is taken by block 0 alone, which goes
+// on level after level with block-wide syncs while they stay small; the other
+// blocks wait at the next grid sync, so such levels cost no grid sync each.
+//
+// control[0..2] is a ring of three level sizes: level L reads control[L % 3],
+// appends to control[(L + 1) % 3] and clears control[(L + 2) % 3], whose last
+// readers finished before the previous sync; control[3] hands the level
+// block 0 reached to the grid. visited and control must hold zeros at
+// launch; queue has 4n slots (two levels of up to 2n entries).
 #include <cooperative_groups.h>
 #include "common.cuh"
 
+namespace {
+
+constexpr int kSmallLevel = 2 * dynpr::kWarps;
+
+// The entries [0, count) of `level` expanded into `next` by warps
+// first_warp, first_warp + warps, ...
+__device__ __forceinline__ void expand_level(const unsigned* level, int count, unsigned* next, int* next_count,
+                                             long long first_warp, long long warps, const long long* const* offsets,
+                                             const int* const* targets, int* visited, unsigned char* dv) {
+  const int lane = threadIdx.x & 31;
+  for (long long i = first_warp; i < count; i += warps) {
+    const unsigned entry = __ldcg(&level[i]);
+    const int u = static_cast<int>(entry >> 1), pass = entry & 1, bit = 1 << pass;
+    const long long* off = offsets[pass];
+    const int* tgt = targets[pass];
+    const long long end = off[u + 1];
+    for (long long e = off[u] + lane; e < end; e += 32) {
+      const int w = tgt[e];
+      // The plain read skips the atomic for vertices this pass already reached.
+      if (!(__ldcg(&visited[w]) & bit) && !(atomicOr(&visited[w], bit) & bit)) {
+        next[atomicAdd(next_count, 1)] = static_cast<unsigned>(w) << 1 | pass;
+        dv[w] = 1;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
     const long long* old_offsets, const int* old_targets, const long long* offsets, const int* targets,
-    const int* del_src, int num_del, const int* ins_src, int num_ins, int n, int* visited, int* queue, int* counts,
-    unsigned char* dv) {
+    const int* del_src, int num_del, const int* ins_src, int num_ins, int n, int* visited, unsigned* queue,
+    int* control, unsigned char* dv) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
   const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long warps = threads >> 5, warp = tid >> 5;
-  const int lane = threadIdx.x & 31;
+  const long long* const graph_offsets[2] = {old_offsets, offsets};
+  const int* const graph_targets[2] = {old_targets, targets};
+  const long long slots = 2LL * n;  // one level's queue
   const int sources = num_del + num_ins;
-  for (int pass = 1; pass <= 2; ++pass) {
-    const long long* off = pass == 1 ? old_offsets : offsets;
-    const int* tgt = pass == 1 ? old_targets : targets;
-    int* frontier = queue;
-    int* next = queue + n;
-    for (long long i = tid; i < sources; i += threads) {
-      const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
-      if (atomicMax(&visited[u], pass) < pass) {
-        frontier[atomicAdd(&counts[0], 1)] = u;
-        dv[u] = 1;
-      }
+  for (long long i = tid; i < sources; i += threads) {
+    const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
+    const int before = atomicOr(&visited[u], 3);
+    for (int pass = 0; pass < 2; ++pass) {
+      if (!(before & (1 << pass))) queue[atomicAdd(&control[0], 1)] = static_cast<unsigned>(u) << 1 | pass;
     }
-    grid.sync();
-    for (int level = 0;; ++level) {
-      const int count = __ldcg(&counts[level % 3]);
-      if (count == 0) break;
-      for (long long i = warp; i < count; i += warps) {
-        const int u = __ldcg(&frontier[i]);
-        const long long end = off[u + 1];
-        for (long long e = off[u] + lane; e < end; e += 32) {
-          const int w = tgt[e];
-          // The plain read skips the atomic for vertices already reached.
-          if (__ldcg(&visited[w]) < pass && atomicMax(&visited[w], pass) < pass) {
-            next[atomicAdd(&counts[(level + 1) % 3], 1)] = w;
-            dv[w] = 1;
-          }
+    dv[u] = 1;
+  }
+  grid.sync();
+  int level = 0;
+  for (;;) {
+    const int count = __ldcg(&control[level % 3]);
+    if (count == 0) break;
+    if (count > kSmallLevel) {
+      expand_level(queue + (level & 1) * slots, count, queue + ((level + 1) & 1) * slots, &control[(level + 1) % 3],
+                   tid >> 5, threads >> 5, graph_offsets, graph_targets, visited, dv);
+      if (tid == 0) control[(level + 2) % 3] = 0;
+      ++level;
+    } else {
+      if (blockIdx.x == 0) {
+        int small = count;
+        while (small > 0 && small <= kSmallLevel) {
+          expand_level(queue + (level & 1) * slots, small, queue + ((level + 1) & 1) * slots,
+                       &control[(level + 1) % 3], threadIdx.x >> 5, dynpr::kWarps, graph_offsets, graph_targets,
+                       visited, dv);
+          if (threadIdx.x == 0) control[(level + 2) % 3] = 0;
+          ++level;
+          __syncthreads();  // the level's appends are visible to the block
+          small = __ldcg(&control[level % 3]);
+          __syncthreads();  // every thread read the size before the next level clears a slot
         }
+        if (threadIdx.x == 0) control[3] = level;
       }
-      if (tid == 0) counts[(level + 2) % 3] = 0;
       grid.sync();
-      int* swap = frontier;
-      frontier = next;
-      next = swap;
+      level = __ldcg(&control[3]);
+      continue;
     }
-    // Every block has read the empty level's size; clear the ring for the next pass.
-    grid.sync();
-    if (tid < 3) counts[tid] = 0;
     grid.sync();
   }
 }

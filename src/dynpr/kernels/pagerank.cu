@@ -81,21 +81,50 @@ extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
 
 
 // The iteration's bookkeeping (see finish_iteration) done by the last block
-// to finish: count it, stop when the change is <= tau or at the cap, reset
-// the change, the ticket and the work counter. Called by thread 0 after its
-// atomicMax.
+// to finish: count it, stop when the change (delta[0]) is <= tau or at the
+// cap, turn DF/DF-P to pull mode once the push work of an iteration (delta[1],
+// in-edges gathered plus out-edges marked) exceeds pull_edges, and reset the
+// change, the work, the ticket and the work counter. Called by thread 0 after
+// its atomics.
 __device__ __forceinline__ void finish_by_last_block(double* delta, IterationState* state, double tau,
-                                                     int max_iterations) {
-  __threadfence();  // this block's atomicMax is visible before its ticket
+                                                     int max_iterations, double pull_edges) {
+  __threadfence();  // this block's atomics are visible before its ticket
   if (atomicAdd(&state->ticket, 1u) != gridDim.x - 1) return;
   __threadfence();
-  const double change =
-      __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(delta), 0ull));
+  unsigned long long* slots = reinterpret_cast<unsigned long long*>(delta);
+  const double change = __longlong_as_double(atomicExch(slots, 0ull));
+  if (__longlong_as_double(atomicExch(slots + 1, 0ull)) > pull_edges) state->pull = 1;
   state->ticket = 0;
   state->work = 0;
   state->iterations += 1;
   state->converged = change <= tau;
   if (state->converged || state->iterations >= max_iterations) state->done = 1;
+}
+
+// One vertex of the fused launches: Static/ND through rank_vertex, DT, DF and
+// DF-P through dynamic_vertex (push or pull mode, see there).
+template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE>
+__device__ __forceinline__ double step_vertex(bool active, int v, const RankArgs& a, const Frontier& fr, bool pull,
+                                              double& edges) {
+  if constexpr (AFFECTED) {
+    return dynpr::dynamic_vertex<G, FRONTIER, PRUNE>(active, v, a, fr, pull, edges);
+  } else {
+    return rank_vertex<G, false, false, false, true>(active, v, a);
+  }
+}
+
+// The end of a fused launch: the block's largest change and push work to
+// delta, then the last block ends the iteration.
+template <bool FRONTIER>
+__device__ __forceinline__ void end_block(double change, double edges, double* delta, IterationState* state,
+                                          double tau, int max_iterations, double pull_edges) {
+  change = dynpr::block_max(change);
+  if (FRONTIER) edges = dynpr::block_sum(edges);
+  if (threadIdx.x == 0) {
+    if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+    if (FRONTIER && edges > 0.0) atomicAdd(delta + 1, edges);
+    finish_by_last_block(delta, state, tau, max_iterations, pull_edges);
+  }
 }
 
 // Work units ("virtual blocks") of the fused kernels are handed out by a
@@ -121,21 +150,23 @@ __device__ __forceinline__ void for_each_unit(int total, int* counter, Unit unit
 // lists of degree_classes: class k (lanes 1, 8, 32, kBlock) has count[k]
 // vertex ids at ids[k * n, ...) and the units from first[k] on, heaviest
 // class first, so that the long block-per-hub work starts early instead of
-// forming the launch's tail; degree_classes wrote the plan on the device. The last block to finish also ends the iteration,
-// so an iteration is one kernel. DF and DF-P run Alg. 5's expansion inside it
-// (PUSH, see rank_vertex), so a dynamic iteration is one kernel too. The
-// unused frontier arguments of the other approaches may be any pointers.
+// forming the launch's tail; degree_classes wrote the plan on the device.
+// The last block to finish also ends the iteration, so an iteration is one
+// kernel. DF and DF-P run Alg. 5's expansion inside it (push or pull, see
+// dynamic_vertex), so a dynamic iteration is one kernel too. The unused
+// frontier arguments of the other approaches may be any pointers.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock) rank_classes(
     const int* ids, int n, const ClassPlan* plan, const long long* in_offsets, const int* sources,
     const double* inv_degree, const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv,
     const long long* out_offsets, const int* targets, unsigned char* dx_in, unsigned char* dx_out,
     unsigned char* ever, double c0, double alpha, double tau_f, double tau_p, double* delta, IterationState* state,
-    double tau, int max_iterations) {
+    double tau, int max_iterations, double pull_edges) {
   if (state->done) return;
+  const bool pull = FRONTIER && state->pull;
   const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
   const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
-  double change = 0.0;
+  double change = 0.0, edges = 0.0;
   for_each_unit(plan->total, &state->work, [&](int u) {
     // k is uniform over the block, so every thread takes the same branch.
     const int k = u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
@@ -146,28 +177,24 @@ __global__ void __launch_bounds__(kBlock) rank_classes(
     switch (k) {
       case 0:
         v = dynpr::class_vertex<true>(first_item + threadIdx.x, class_ids, plan->count[0], in_offsets, 0, 0, active);
-        change = fmax(change, rank_vertex<class_lanes(0), AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        change = fmax(change, step_vertex<class_lanes(0), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
         break;
       case 1:
         v = dynpr::class_vertex<true>((first_item + threadIdx.x) / class_lanes(1), class_ids, plan->count[1],
                                       in_offsets, 0, 0, active);
-        change = fmax(change, rank_vertex<class_lanes(1), AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        change = fmax(change, step_vertex<class_lanes(1), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
         break;
       case 2:
         v = dynpr::class_vertex<true>((first_item + threadIdx.x) / class_lanes(2), class_ids, plan->count[2],
                                       in_offsets, 0, 0, active);
-        change = fmax(change, rank_vertex<class_lanes(2), AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        change = fmax(change, step_vertex<class_lanes(2), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
         break;
       default:
         v = dynpr::class_vertex<true>(first_item / kBlock, class_ids, plan->count[3], in_offsets, 0, 0, active);
-        change = fmax(change, rank_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true, true>(active, v, a, fr));
+        change = fmax(change, step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
     }
   });
-  change = dynpr::block_max(change);
-  if (threadIdx.x == 0) {
-    if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
-    finish_by_last_block(delta, state, tau, max_iterations);
-  }
+  end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
 }
 
 // Partition level "none" of the default: the same classes, lanes and
@@ -183,14 +210,15 @@ __global__ void __launch_bounds__(kBlock) rank_chunks(
     const double* C, double* Rnew, double* Cnew, unsigned char* dv, const long long* out_offsets,
     const int* targets, unsigned char* dx_in, unsigned char* dx_out, unsigned char* ever, long long bound0,
     long long bound1, long long bound2, double c0, double alpha, double tau_f, double tau_p, double* delta,
-    IterationState* state, double tau, int max_iterations) {
+    IterationState* state, double tau, int max_iterations, double pull_edges) {
   if (state->done) return;
   __shared__ int listed[kMaxClasses - 1][kBlock];
   __shared__ int listed_count[kMaxClasses - 1];
+  const bool pull = FRONTIER && state->pull;
   const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
   const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
   const int warp = threadIdx.x / 32;
-  double change = 0.0;
+  double change = 0.0, edges = 0.0;
   for_each_unit((n + kBlock - 1) / kBlock, &state->work, [&](int u) {
     if (threadIdx.x < kMaxClasses - 1) listed_count[threadIdx.x] = 0;
     __syncthreads();
@@ -205,37 +233,35 @@ __global__ void __launch_bounds__(kBlock) rank_chunks(
       }
     }
     __syncthreads();
-    change = fmax(change, rank_vertex<1, AFFECTED, FRONTIER, PRUNE, true, true>(own, v, a, fr));
+    change = fmax(change, step_vertex<1, AFFECTED, FRONTIER, PRUNE>(own, v, a, fr, pull, edges));
     // Loop bounds are uniform over the block, so every lane of a warp calls.
     const int count8 = listed_count[0], count32 = listed_count[1], count_block = listed_count[2];
     constexpr int kSub = class_lanes(1);
     for (int i = threadIdx.x / kSub; i - static_cast<int>(threadIdx.x / kSub) < count8; i += kBlock / kSub) {
       const bool active = i < count8;
-      change = fmax(change, rank_vertex<kSub, AFFECTED, FRONTIER, PRUNE, true, true>(
-                                active, active ? listed[0][i] : 0, a, fr));
+      change = fmax(change, step_vertex<kSub, AFFECTED, FRONTIER, PRUNE>(active, active ? listed[0][i] : 0, a, fr,
+                                                                        pull, edges));
     }
     for (int i = warp; i - warp < count32; i += kBlock / 32) {
       const bool active = i < count32;
-      change = fmax(change, rank_vertex<32, AFFECTED, FRONTIER, PRUNE, true, true>(
-                                active, active ? listed[1][i] : 0, a, fr));
+      change = fmax(change, step_vertex<32, AFFECTED, FRONTIER, PRUNE>(active, active ? listed[1][i] : 0, a, fr,
+                                                                      pull, edges));
     }
     for (int i = 0; i < count_block; ++i) {
-      change = fmax(change, rank_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true, true>(true, listed[2][i], a, fr));
+      change = fmax(change, step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE>(true, listed[2][i], a, fr, pull, edges));
       __syncthreads();  // block_sum's scratch is reused by the next hub
     }
   });
-  change = dynpr::block_max(change);
-  if (threadIdx.x == 0) {
-    if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
-    finish_by_last_block(delta, state, tau, max_iterations);
-  }
+  end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
 }
 
 
-// C = R / d, the precomputed contributions of the starting ranks.
-extern "C" __global__ void contributions(const double* R, const double* inv_degree, int n, double* C) {
+// C = R / d, the precomputed contributions of the starting ranks, into both
+// buffers (the dynamic step copies nothing where the two agree).
+extern "C" __global__ void contributions(const double* R, const double* inv_degree, int n, double* C,
+                                         double* C_other) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < n) C[v] = R[v] * inv_degree[v];
+  if (v < n) C[v] = C_other[v] = R[v] * inv_degree[v];
 }
 
 // ---- locality relabelling (Static/ND on graphs whose contributions overflow the L2) --

@@ -9,63 +9,34 @@
 
 namespace dynpr {
 
-
 // inv_degree[u] = 1/d[u] (d = out-degree), precomputed like the CPU twin's
 // pull-matrix weights so both sides multiply the same doubles.
 // Finish vertex v given c = sum over in-neighbours u of R[u]/d[u]; returns
 // |r - R[v]|. DF-P uses the closed form of Eq. 2-3 (c includes the
-// self-loop's term, which the closed form takes out again).
-// With PRC the contribution r/d[v] of the next iteration is written too
-// (precomputed contributions, PRC, of the report "GPU Programming"), so gathers read one double per edge.
-// With PUSH (the fused dynamic step) the expansion decision goes to *expand
-// instead of dn[v], and the caller marks v's out-neighbours itself; DF (no
-// PRUNE) then expands a vertex once, recorded in bit 1 of dv[v]: its affected
-// set only grows, so a second expansion would mark nothing new (the CPU
-// twin's `expanded`).
-template <bool FRONTIER, bool PRUNE, bool PRC = false, bool PUSH = false>
+// self-loop's term, which the closed form takes out again). The baselines'
+// DF/DF-P set dn[v] when v's relative change exceeds tau_f (their separate
+// expansion marks its out-neighbours) and DF-P clears dv[v] at or below
+// tau_p (pruned: v still takes r this iteration). With PRC the contribution
+// r/d[v] of the next iteration is written too (precomputed contributions,
+// PRC, of the report "GPU Programming"), so gathers read one double per edge.
+template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
                                                 double* Rnew, unsigned char* dv, unsigned char* dn,
                                                 double c0, double alpha, double tau_f, double tau_p,
-                                                double* Cnew = nullptr, int* expand = nullptr) {
+                                                double* Cnew = nullptr) {
   const double rv = R[v];
-  double r;
-  if (PRUNE) {
-    const double inv = inv_degree[v];
-    r = (c0 + alpha * (c - rv * inv)) / (1.0 - alpha * inv);
-  } else {
-    r = c0 + alpha * c;
-  }
+  const double r = PRUNE ? (c0 + alpha * (c - rv * inv_degree[v])) / (1.0 - alpha * inv_degree[v])
+                         : c0 + alpha * c;
   const double dr = fabs(r - rv);
   if (FRONTIER) {
     const double rel = dr / fmax(r, rv);
-    if (PRUNE && rel <= tau_p) dv[v] = 0;  // pruned: v still takes r this iteration
-    if (rel > tau_f) {                     // its out-neighbours get expanded
-      if (!PUSH) {
-        dn[v] = 1;
-      } else if (PRUNE || !(dv[v] & 2)) {
-        *expand = 1;
-        if (!PRUNE) dv[v] |= 2;
-      }
-    }
+    if (PRUNE && rel <= tau_p) dv[v] = 0;
+    if (rel > tau_f) dn[v] = 1;
   }
   Rnew[v] = r;
   if (PRC) Cnew[v] = r * inv_degree[v];
   return dr;
 }
-
-
-// Where the fused dynamic step (PUSH) keeps its frontier: out CSR of the new
-// graph, dx_in = vertices marked by the previous iteration's expansion (read
-// and cleared here), dx_out = those this iteration's expansion marks (read by
-// the next iteration; the two swap every iteration, so a vertex's mark never
-// races with its own read), ever = vertices ever computed as affected.
-struct Frontier {
-  const long long* offsets;
-  const int* targets;
-  unsigned char* dx_in;
-  unsigned char* dx_out;
-  unsigned char* ever;
-};
 
 // The arguments every rank kernel passes down to rank_vertex.
 struct RankArgs {
@@ -81,6 +52,20 @@ struct RankArgs {
   double c0, alpha, tau_f, tau_p;
 };
 
+// The contribution C[u] of u as a gather reads it. The default's DF/DF-P
+// iterations in pull mode (dynamic_vertex) store -C[u] when u expanded in the
+// iteration that wrote it, so the gather adds |C[u]| and ORs the sign bits:
+// the same sum, bit for bit, and "some in-neighbour expanded" for free.
+template <bool SIGNED>
+__device__ __forceinline__ void add_contribution(double x, double& c, bool& expanded) {
+  if constexpr (SIGNED) {
+    expanded |= signbit(x);
+    c += fabs(x);
+  } else {
+    c += x;
+  }
+}
+
 // Sum of vertex v's in-neighbour contributions over this lane's share of its
 // in-edges [begin, end) (lanes stride by G). PRC gathers C[u]; otherwise
 // R[u] * inv_degree[u]. With PRC the warp and block classes read `sources`
@@ -88,30 +73,48 @@ struct RankArgs {
 // after up to 3 leading edges that bring the index to a multiple of 4 and
 // before up to 3 trailing ones; measured on the H100 (web-NotreDame Static
 // 1.30 -> 1.15 ms). Only the order of the additions changes (~1e-17 in L1).
-template <int G, bool PRC>
-__device__ __forceinline__ double gather(long long begin, long long end, int lane, const RankArgs& a) {
+// SIGNED (with PRC): see add_contribution.
+template <int G, bool PRC, bool SIGNED = false>
+__device__ __forceinline__ double gather(long long begin, long long end, int lane, const RankArgs& a,
+                                         bool& expanded) {
   double c = 0.0;
   if constexpr (PRC && G >= 32) {
     const long long head = min(end, (begin + 3) & ~3LL), body = head + ((end - head) & ~3LL);
-    if (begin + lane < head) c += a.C[a.sources[begin + lane]];
+    if (begin + lane < head) add_contribution<SIGNED>(a.C[a.sources[begin + lane]], c, expanded);
 #pragma unroll 2
     for (long long e = head + 4 * lane; e < body; e += 4 * G) {
       const int4 s = *reinterpret_cast<const int4*>(a.sources + e);  // e % 4 == 0: 16-byte aligned
-      c += a.C[s.x];
-      c += a.C[s.y];
-      c += a.C[s.z];
-      c += a.C[s.w];
+      add_contribution<SIGNED>(a.C[s.x], c, expanded);
+      add_contribution<SIGNED>(a.C[s.y], c, expanded);
+      add_contribution<SIGNED>(a.C[s.z], c, expanded);
+      add_contribution<SIGNED>(a.C[s.w], c, expanded);
     }
-    if (body + lane < end) c += a.C[a.sources[body + lane]];
+    if (body + lane < end) add_contribution<SIGNED>(a.C[a.sources[body + lane]], c, expanded);
     return c;
   }
   // Unrolled so that several independent gathers are in flight per thread.
 #pragma unroll 4
   for (long long e = begin + lane; e < end; e += G) {
     const int u = a.sources[e];
-    c += PRC ? a.C[u] : a.R[u] * a.inv_degree[u];
+    if constexpr (PRC) {
+      add_contribution<SIGNED>(a.C[u], c, expanded);
+    } else {
+      c += a.R[u] * a.inv_degree[u];
+    }
   }
   return c;
+}
+
+// Sum over the G lanes of a vertex, in a fixed order; valid in lane 0 (thread
+// 0 for G = kBlock).
+template <int G>
+__device__ __forceinline__ double group_sum(double c) {
+  if constexpr (G == kBlock) {
+    return dynpr::block_sum(c);
+  } else {
+    for (int off = G / 2; off > 0; off >>= 1) c += __shfl_down_sync(0xffffffffu, c, off, G);
+    return c;
+  }
 }
 
 // One vertex v with G lanes (G = 1: thread, 8: sub-warp, 32: warp, kBlock:
@@ -119,96 +122,166 @@ __device__ __forceinline__ double gather(long long begin, long long end, int lan
 // warp (of the block for G = kBlock) must call, active or not.
 // Lanes stride the in-edges, a shuffle (or block) reduction sums them in a
 // fixed order, lane 0 finishes the vertex, so v's ranks depend only on G,
-// whichever kernel calls. PRC gathers C[u] = R[u]/d[u] (one double per edge)
-// instead of R[u] * inv_degree[u] (two), and writes Cnew for the next iteration.
-// PUSH (with FRONTIER) folds Alg. 5's expansion into the rank step: v is
-// affected when dv[v] or fr.dx_in[v] is set, and a vertex whose relative
-// change exceeds tau_f marks its out-neighbours in fr.dx_out with its own G
-// lanes, or, in classes narrower than a warp and for more than 32
-// out-neighbours, with the whole warp: on web-NotreDame a vertex of in-degree
-// 1 may have 3,445 out-neighbours, which one thread would mark one by one
-// while the iteration waits (H200, DF-P on a 1e-4 batch: 2.86 -> 1.09 ms).
-// So an iteration needs no flag clearing and no expansion launch. The
-// expansion after the last iteration is never read; `affected` comes from
-// fr.ever, set when a vertex is computed, which is the set of vertices marked
-// before some iteration, as in the CPU twin.
-// Returns |r - R[v]| in the finishing lane (0 elsewhere).
-template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC, bool PUSH = false>
-__device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a, Frontier fr = {}) {
-  constexpr bool kPush = PUSH && FRONTIER;
+// whichever kernel calls (dynamic_vertex too). PRC gathers C[u] = R[u]/d[u]
+// (one double per edge) instead of R[u] * inv_degree[u] (two), and writes Cnew
+// for the next iteration. AFFECTED: only vertices with dv[v] set are
+// computed, the rest copy R (and C) to Rnew (Cnew); FRONTIER and PRUNE as in
+// finish_vertex. Returns |r - R[v]| in the finishing lane (0 elsewhere).
+template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
+__device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a) {
   const int lane = threadIdx.x % G;
-  long long begin = 0, end = 0;
-  bool marked = false;  // kPush: v arrived through the previous expansion
+  if (active && AFFECTED && !a.dv[v]) {
+    if (lane == 0) {
+      a.Rnew[v] = a.R[v];
+      if (PRC) a.Cnew[v] = a.C[v];
+    }
+    active = false;
+  }
+  bool unused = false;
+  double c = active ? gather<G, PRC>(a.in_offsets[v], a.in_offsets[v + 1], lane, a, unused) : 0.0;
+  c = group_sum<G>(c);
+  const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
+  if (!finisher) return 0.0;
+  return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f,
+                                             a.tau_p, a.Cnew);
+}
+
+// ---- the default's dynamic step (DT, DF, DF-P in one launch per iteration) ----
+
+// Bits of dv[v] in the default's dynamic step.
+constexpr unsigned char kAffected = 1;  // computed every iteration (DT's reachable set; DF/DF-P's delta_V)
+constexpr unsigned char kExpanded = 2;  // DF: out-neighbours already marked (its affected set only grows)
+constexpr unsigned char kWritten = 4;   // computed last iteration: the two rank buffers differ at v
+
+// Where the fused dynamic step keeps its frontier: out CSR of the new graph,
+// dx_in = vertices marked by the previous iteration's push expansion (read
+// and cleared here), dx_out = those this iteration's expansion marks (read by
+// the next iteration; the two swap every iteration, so a vertex's mark never
+// races with its own read), ever = vertices ever computed as affected.
+struct Frontier {
+  const long long* offsets;
+  const int* targets;
+  unsigned char* dx_in;
+  unsigned char* dx_out;
+  unsigned char* ever;
+};
+
+// One vertex of DT, DF or DF-P in the default's fused launch (lanes, order
+// and arithmetic as rank_vertex, so the same ranks bit for bit). Every lane of
+// the warp (block for G = kBlock) must call; `active` is uniform per group.
+//
+// Push mode (pull = false): v is computed when affected (dv bit kAffected) or
+// marked (fr.dx_in); a vertex whose relative change exceeds tau_f marks its
+// out-neighbours in fr.dx_out with its own G lanes, or, in classes narrower
+// than a warp and for more than 32 out-neighbours, with the whole warp (on
+// web-NotreDame a vertex of in-degree 1 has 3,445 out-neighbours). Work grows
+// with the frontier: `edges` adds the in-edges gathered and out-edges marked,
+// which decide when the loop turns to pull mode (dynpr.designs.PULL_SHARE).
+//
+// Pull mode (pull = true; the direction-optimizing BFS's bottom-up step):
+// every vertex gathers, and v is affected when dv says so, when it was marked
+// by the last push iteration, or when an in-neighbour expanded last
+// iteration, which that neighbour announced in the sign of its contribution
+// (add_contribution). Expanding costs nothing more then, where a push
+// expansion writes a random byte per out-edge: on R-MAT graphs most vertices
+// expand in every iteration and their out-edges are nearly all edges. Once in
+// pull mode a run stays there (pull iterations mark nothing in dx).
+//
+// Neither mode copies ranks of vertices it does not compute, except in push
+// mode a vertex computed in the previous iteration (dv bit kWritten): elsewhere
+// the two buffers already agree (both start as the starting ranks and
+// contributions). In pull mode every vertex writes, clearing its sign.
+// Returns |r - R[v]| in the finishing lane (0 elsewhere).
+template <int G, bool FRONTIER, bool PRUNE>
+__device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankArgs& a, const Frontier& fr,
+                                                 bool pull, double& edges) {
+  const int lane = threadIdx.x % G;
+  unsigned char flags = 0;
+  bool marked = false, compute = false;
   if (active) {
+    flags = a.dv[v];
+    if (FRONTIER) marked = fr.dx_in[v];
+    compute = pull || (flags & kAffected) || marked;
+  }
+  long long begin = 0, end = 0;
+  bool announced = false;  // pull: an in-neighbour expanded last iteration
+  double c = 0.0;
+  if (compute) {
     begin = a.in_offsets[v];
     end = a.in_offsets[v + 1];
-    if (AFFECTED) {
-      bool affected = a.dv[v];
-      if constexpr (kPush) {
-        marked = fr.dx_in[v];
-        affected = affected || marked;
-      }
-      if (!affected) {
-        if (lane == 0) {
-          a.Rnew[v] = a.R[v];
-          if (PRC) a.Cnew[v] = a.C[v];
-        }
-        active = false;
-      }
+    c = gather<G, true, FRONTIER>(begin, end, lane, a, announced);
+  }
+  c = group_sum<G>(c);
+  if (FRONTIER && pull) {  // pull is uniform over the grid, so every lane of the group takes this
+    if constexpr (G == kBlock) {
+      announced = __syncthreads_or(announced);
+    } else if constexpr (G == 32) {
+      announced = __any_sync(0xffffffffu, announced);
+    } else if constexpr (G > 1) {
+      const unsigned group = __ballot_sync(0xffffffffu, announced) >> (threadIdx.x % 32 / G * G);
+      announced = group & ((1u << G) - 1);
     }
   }
-  double c = 0.0;
-  if (active) c = gather<G, PRC>(begin, end, lane, a);
-  // The reductions below order every lane's reads of dv/dx_in before lane 0
-  // writes them.
   double change = 0.0;
   int expand = 0;
   const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
-  if constexpr (G == kBlock) {
-    c = dynpr::block_sum(c);
-  } else {
-    for (int off = G / 2; off > 0; off >>= 1) c += __shfl_down_sync(0xffffffffu, c, off, G);
-  }
   if (finisher) {
-    if constexpr (kPush) {
-      if (marked) {
-        fr.dx_in[v] = 0;
-        a.dv[v] |= 1;  // affected from now on (unless pruned just below)
+    if (!((flags & kAffected) || marked || announced)) {
+      if (pull || (flags & kWritten)) {  // buffers differ at v: carry its rank over
+        a.Rnew[v] = a.R[v];
+        a.Cnew[v] = fabs(a.C[v]);
+        if (!pull) a.dv[v] = flags & ~kWritten;
       }
-      fr.ever[v] = 1;
-    }
-    change = finish_vertex<FRONTIER, PRUNE, PRC, kPush>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha,
-                                                        a.tau_f, a.tau_p, a.Cnew, &expand);
-  }
-  if constexpr (kPush) {
-    // Lane 0's decision to every lane of the group, which then marks the
-    // out-neighbours (the self-loop marks v itself, as in the CPU twin).
-    if constexpr (G == kBlock) {
-      __shared__ int block_expand;
-      if (threadIdx.x == 0) block_expand = expand;
-      __syncthreads();
-      expand = block_expand;
     } else {
-      expand = __shfl_sync(0xffffffffu, expand, 0, G);
-    }
-    long long out_begin = 0, out_end = 0;
-    if (expand) {
-      out_begin = fr.offsets[v];
-      out_end = fr.offsets[v + 1];
-    }
-    if constexpr (G < 32) {
-      const bool by_warp = expand && out_end - out_begin > 32;  // uniform over the G lanes
-      for (unsigned leaders = __ballot_sync(0xffffffffu, by_warp && lane == 0); leaders; leaders &= leaders - 1) {
-        const int leader = __ffs(leaders) - 1;
-        const long long begin = __shfl_sync(0xffffffffu, out_begin, leader);
-        const long long end = __shfl_sync(0xffffffffu, out_end, leader);
-        for (long long e = begin + threadIdx.x % 32; e < end; e += 32) fr.dx_out[fr.targets[e]] = 1;
+      if (marked) fr.dx_in[v] = 0;
+      if (FRONTIER) fr.ever[v] = 1;
+      const double rv = a.R[v], inv = a.inv_degree[v];
+      const double r = PRUNE ? (a.c0 + a.alpha * (c - rv * inv)) / (1.0 - a.alpha * inv) : a.c0 + a.alpha * c;
+      change = fabs(r - rv);
+      flags |= kAffected | kWritten;
+      if (FRONTIER) {
+        const double rel = change / fmax(r, rv);
+        if (PRUNE && rel <= a.tau_p) flags &= ~kAffected;  // pruned: v still takes r this iteration
+        if (rel > a.tau_f && (PRUNE || !(flags & kExpanded))) {
+          expand = 1;
+          if (!PRUNE) flags |= kExpanded;
+        }
       }
-      if (by_warp) expand = 0;
+      a.dv[v] = flags;
+      a.Rnew[v] = r;
+      a.Cnew[v] = pull && expand ? -(r * inv) : r * inv;
+      if (!pull) edges += static_cast<double>(end - begin);
     }
-    if (expand) {
-      for (long long e = out_begin + lane; e < out_end; e += G) fr.dx_out[fr.targets[e]] = 1;
+  }
+  if (!FRONTIER || pull) return change;
+  // Push: lane 0's decision to every lane of the group, which then marks the
+  // out-neighbours (the self-loop marks v itself, as in the CPU twin).
+  if constexpr (G == kBlock) {
+    __shared__ int block_expand;
+    if (threadIdx.x == 0) block_expand = expand;
+    __syncthreads();
+    expand = block_expand;
+  } else {
+    expand = __shfl_sync(0xffffffffu, expand, 0, G);
+  }
+  long long out_begin = 0, out_end = 0;
+  if (expand) {
+    out_begin = fr.offsets[v];
+    out_end = fr.offsets[v + 1];
+    if (finisher) edges += static_cast<double>(out_end - out_begin);
+  }
+  if constexpr (G < 32) {
+    const bool by_warp = expand && out_end - out_begin > 32;  // uniform over the G lanes
+    for (unsigned leaders = __ballot_sync(0xffffffffu, by_warp && lane == 0); leaders; leaders &= leaders - 1) {
+      const int leader = __ffs(leaders) - 1;
+      const long long first = __shfl_sync(0xffffffffu, out_begin, leader);
+      const long long last = __shfl_sync(0xffffffffu, out_end, leader);
+      for (long long e = first + threadIdx.x % 32; e < last; e += 32) fr.dx_out[fr.targets[e]] = 1;
     }
+    if (by_warp) expand = 0;
+  }
+  if (expand) {
+    for (long long e = out_begin + lane; e < out_end; e += G) fr.dx_out[fr.targets[e]] = 1;
   }
   return change;
 }
