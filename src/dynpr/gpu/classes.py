@@ -15,7 +15,7 @@ import numpy as np
 
 from dynpr.designs import BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, WIDE_CLASS_BOUNDS
 from dynpr.gpu import loader
-from dynpr.gpu.device_graph import DeviceGraph, grid_for
+from dynpr.gpu.device_graph import DeviceGraph, grid_for, resident_grid
 from dynpr.pagerank.options import PageRankOptions
 
 
@@ -127,8 +127,8 @@ class ClassRanks:
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
         self.counts = [graph.n] * k
+        self.bounds_dev = cupy.asarray(np.array(self.bounds or (0,), dtype=np.int64))
         if self.listed:
-            self.bounds_dev = cupy.asarray(np.array(self.bounds or (0,), dtype=np.int64))
             self.plan = cupy.zeros(CLASS_PLAN.words, dtype=cupy.int32)  # kernels/layouts.cuh, ClassPlan
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
         if self.fuses_finish:
@@ -144,26 +144,28 @@ class ClassRanks:
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[CLASS_PLAN.span("count")][:len(self.lanes)].get()]
 
-    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None, pull_edges=None) -> None:
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
         (``state``: the int32 array of ``IterationState``; only the fused kernels end the
-        iteration themselves). The fused kernels take ``frontier`` = (dx_in, dx_out, ever)
-        instead of ``dn`` and expand DF/DF-P's affected set themselves, turning from push to
-        pull mode after an iteration whose push work exceeds ``pull_edges`` edges
-        (``kernels/rank_vertex.cuh``, dynamic_vertex)."""
+        iteration themselves). The fused kernels take ``frontier`` = (dx_in, dx_out, ever,
+        queue_in, queue_out, pull_edges, sparse_limit, parity) instead of ``dn``: DF/DF-P expand
+        their affected set themselves, walk the worklist queue_in instead of every vertex when
+        it holds at most sparse_limit vertices, and turn from push to pull mode after an
+        iteration whose push work exceeds pull_edges edges (``kernels/rank_vertex.cuh``,
+        dynamic_vertex; ``kernels/pagerank.cu``)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
-            out = (g.offsets, g.targets, *frontier)
-            tail = (c0, alpha, tau_f, tau_p, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations),
-                    np.float64(pull_edges))
+            dx_in, dx_out, ever, queue_in, queue_out, pull_edges, sparse_limit, parity = frontier
+            tail = (c0, alpha, tau_f, tau_p, g.offsets, g.targets, dx_in, dx_out, ever, queue_in, queue_out,
+                    self.bounds_dev, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations),
+                    np.float64(pull_edges), np.int32(sparse_limit), np.int32(parity))
             if self.listed:
                 args = (self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew,
-                        dv) + out + tail
+                        dv) + tail
             else:
-                args = (np.int32(g.n), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv) + out + tuple(
-                    np.int64(b) for b in self.bounds) + tail
+                args = (np.int32(g.n), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv) + tail
             self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
             return
         done = state[ITERATION_STATE.span("done")]
@@ -180,25 +182,16 @@ class ClassRanks:
 
 
 def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds) -> int:
-    """Blocks of a fused class launch: about one resident wave (multiprocessors x
-    blocks of 256 threads that fit one by registers), or fewer when the work
-    has fewer units. The units are counted without a host read: one per 256
-    vertices at level ``none``; with class lists, an upper bound from n and m
-    (a vertex of class k has more in-edges than bounds[k-1], so at most
-    m / (bounds[k-1] + 1) vertices belong to it)."""
-    device = cupy.cuda.Device()
-    registers = device.attributes["MaxRegistersPerMultiprocessor"]
-    per_warp = -(-kernel.num_regs * 32 // 256) * 256  # registers are allocated per warp in units of 256
-    resident = max(1, min(device.attributes["MaxThreadsPerMultiProcessor"] // BLOCK,
-                          registers // (per_warp * (BLOCK // 32))))
-    wave = resident * device.attributes["MultiProcessorCount"]
+    """Blocks of a fused class launch: about one resident wave
+    (:func:`dynpr.gpu.device_graph.resident_grid`), or fewer when the work has fewer
+    units. The units are counted without a host read: one per 256 vertices at level
+    ``none``; with class lists, an upper bound from n and m (a vertex of class k has
+    more in-edges than bounds[k-1], so at most m / (bounds[k-1] + 1) vertices belong to it)."""
     n, m = g.n, int(g.sources.size)
     if not listed:
-        return max(1, min(wave, -(-n // BLOCK)))
+        return resident_grid(cupy, kernel, -(-n // BLOCK))
     units = 0
     for lanes, lower in zip(CLASS_LANES, (None,) + tuple(bounds)):
         count = n if lower is None else min(n, m // (lower + 1))
         units += count if lanes == BLOCK else -(-count * lanes // BLOCK)
-    return max(1, min(wave, units))
-
-
+    return resident_grid(cupy, kernel, units)

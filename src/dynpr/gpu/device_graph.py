@@ -39,6 +39,23 @@ def grid_for(count: int) -> tuple[int]:
     return (max(1, -(-count // BLOCK)),)
 
 
+def resident_grid(cupy, kernel, units: int) -> int:
+    """Blocks of BLOCK threads of ``kernel`` that the device holds at once, at most ``units``.
+
+    The grid of a launch that hands out its work units itself (about one resident wave
+    does best) or of a cooperative one (whose blocks must all be resident, else the
+    launch fails): multiprocessors times the blocks that fit one by threads, by
+    registers (allocated per warp in units of 256) and by static shared memory."""
+    device = cupy.cuda.Device()
+    attributes = device.attributes
+    per_warp = -(-kernel.num_regs * 32 // 256) * 256
+    fits = [attributes["MaxThreadsPerMultiProcessor"] // BLOCK,
+            attributes["MaxRegistersPerMultiprocessor"] // (per_warp * (BLOCK // 32))]
+    if kernel.shared_size_bytes:
+        fits.append(attributes["MaxSharedMemoryPerMultiprocessor"] // kernel.shared_size_bytes)
+    return max(1, min(units, max(1, min(fits)) * attributes["MultiProcessorCount"]))
+
+
 @dataclass(eq=False)
 class DeviceGraph:
     """A :class:`dynpr.graph.Graph` on the device, plus ``1/out-degree`` (float64)."""

@@ -25,7 +25,8 @@ import numpy as np
 
 from dynpr.designs import BLOCK, ITERATION_STATE
 from dynpr.gpu import loader
-from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
+from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times,
+                                    resident_grid)
 
 # Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
 # about 14 iterations on sx-mathoverflow) needs one host read; each iteration
@@ -34,12 +35,10 @@ from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected
 GRAPH_ITERATIONS = 16
 
 
-def _dt_grid(cupy, n: int) -> int:
-    """Blocks of DT's cooperative BFS: two per multiprocessor (the kernel needs 40
-    registers per thread, so two blocks of 256 threads always fit, and the
-    cooperative launch fails rather than deadlock if they did not), fewer when
-    a warp per vertex needs fewer (a grid-wide sync costs more with more blocks)."""
-    return min(2 * cupy.cuda.Device().attributes["MultiProcessorCount"], grid_for(32 * n)[0])
+def _dt_grid(cupy, kernel, n: int) -> int:
+    """Blocks of DT's cooperative BFS: every block that fits the device at once (a level's
+    entries go to groups of 8 lanes), fewer on a graph too small to need them."""
+    return resident_grid(cupy, kernel, grid_for(16 * n)[0])
 
 
 class IterationLoop:
@@ -59,10 +58,13 @@ class IterationLoop:
     pull_share : float
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
         of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start, ``inf`` never.
+    sparse_share : float
+        Fused DF/DF-P: a push iteration walks its worklist instead of every vertex when the list
+        holds at most this share of the vertices (:data:`dynpr.designs.SPARSE_SHARE`).
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
-                 expansion=None, relabel=None, pull_share: float = math.inf):
+                 expansion=None, relabel=None, pull_share: float = math.inf, sparse_share: float = 0.0):
         self.kernels, self.cupy, self.approach, self.g, self.g_old = kernels, cupy, approach, g, g_old
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
@@ -72,18 +74,20 @@ class IterationLoop:
         self.ranks.append(self.ranks[0].copy())
         self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
         self.dv = cupy.zeros(n, dtype=cupy.uint8)
-        # Kernels that take flags they do not use (no frontier) get dv in their place.
-        self.dn, self.ever, self.dx = self.dv, self.dv, (self.dv, self.dv)
+        # Kernels that take flags or lists they do not use (no frontier) get dv in their place.
+        self.dn, self.ever, self.dx, self.queues = self.dv, self.dv, (self.dv, self.dv), (self.dv, self.dv)
         if self.frontier:
             self.ever = cupy.zeros(n, dtype=cupy.uint8)
             if self.fused:
                 self.dx = (cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8))
+                self.queues = (cupy.empty(n, dtype=cupy.int32), cupy.empty(n, dtype=cupy.int32))
             else:
                 self.dn = cupy.zeros(n, dtype=cupy.uint8)
         self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
-        self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
+        self.pull_edges = pull_share * int(g.sources.size) if pull_share > 0 else -1.0
+        self.sparse_limit = min(int(sparse_share * n), n)
         if pull_share == 0:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
@@ -98,8 +102,9 @@ class IterationLoop:
         a, b = j % 2, 1 - j % 2
         R, C = self.ranks, self.contrib
         if self.fused:
-            self.step.step(R[a], C[a], R[b], C[b], self.dv, self.dn, self.delta, self.state,
-                           (self.dx[a], self.dx[b], self.ever), self.pull_edges)
+            frontier = (self.dx[a], self.dx[b], self.ever, self.queues[a], self.queues[b], self.pull_edges,
+                        self.sparse_limit, a)
+            self.step.step(R[a], C[a], R[b], C[b], self.dv, self.dn, self.delta, self.state, frontier)
             return
         n, k = np.int32(self.g.n), self.kernels
         if self.frontier:
@@ -119,12 +124,14 @@ class IterationLoop:
         nd, ni, n = np.int32(self.batch.deletions), np.int32(self.batch.insertions), self.g.n
         g, g_old = self.g, self.g_old
         if self.approach == "dt":
-            loader.dt_reachable_kernel()((_dt_grid(self.cupy, n),), (BLOCK,), (
+            kernel = loader.dt_reachable_kernel()
+            kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
                 g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, nd, ins_src, ni, np.int32(n),
                 *self.bfs, self.dv))
         elif self.fused:
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
-                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv))
+                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.dx[0],
+                self.queues[0], self.state))
         else:
             self.kernels["mark_initial"](grid_for(int(nd) + int(ni)), (BLOCK,),
                                          (del_src, del_dst, nd, ins_src, ni, self.dv, self.dn, self.ever))

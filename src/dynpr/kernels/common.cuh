@@ -1,6 +1,7 @@
 // Shared device helpers for dynpr's kernels (inlined into each .cu by the
 // loader, so editing this header changes the NVRTC cache key).
 #pragma once
+#include <cooperative_groups.h>
 
 namespace dynpr {
 
@@ -52,6 +53,26 @@ __device__ __forceinline__ double block_max(double x) { return block_reduce<Max>
 __device__ __forceinline__ void atomic_max_nonneg(double* target, double x) {
   atomicMax(reinterpret_cast<unsigned long long*>(target),
             static_cast<unsigned long long>(__double_as_longlong(x)));
+}
+
+// Set `bits` in bytes[i] atomically (through its aligned 32-bit word; the
+// array's base must be 4-byte aligned, as CuPy's allocations are); returns
+// the byte before.
+__device__ __forceinline__ unsigned atomic_or_byte(unsigned char* bytes, long long i, unsigned bits) {
+  unsigned* word = reinterpret_cast<unsigned*>(bytes + (i & ~3LL));
+  const int shift = 8 * static_cast<int>(i & 3);
+  return (atomicOr(word, bits << shift) >> shift) & 0xffu;
+}
+
+// Append x to a list of *count entries: one atomic per group of lanes that
+// arrive together (they take consecutive slots, in no particular order).
+template <typename T>
+__device__ __forceinline__ void append(T* list, int* count, T x) {
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group lanes = cg::coalesced_threads();
+  int base = 0;
+  if (lanes.thread_rank() == 0) base = atomicAdd(count, static_cast<int>(lanes.size()));
+  list[lanes.shfl(base, 0) + lanes.thread_rank()] = x;
 }
 
 }  // namespace dynpr

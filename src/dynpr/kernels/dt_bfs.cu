@@ -8,12 +8,14 @@
 // the new graph's, so a batch costs max(depth in old, depth in new) levels,
 // not their sum. visited[v] holds bit 1 << pass once that pass reached v;
 // atomicOr returns the previous bits, so exactly one thread enqueues v per
-// pass. The grid's warps stride a level's queue, a warp per entry with its
-// lanes striding the out-edges (a hub's edges are read coalesced), and a
-// grid-wide sync ends the level. A level of at most kSmallLevel entries (the
-// long thin tails of web graphs' BFS) is taken by block 0 alone, which goes
-// on level after level with block-wide syncs while they stay small; the other
-// blocks wait at the next grid sync, so such levels cost no grid sync each.
+// pass. Each group of kGroup lanes takes a queue entry and strides its
+// out-edges; an entry with more than 32 out-edges goes to the whole warp (a
+// hub's edges read coalesced), so entries of web graphs' typical few
+// out-edges do not leave most of a warp idle. A grid-wide sync ends the
+// level. A level of at most kSmallLevel entries (the long thin tails of web
+// graphs' BFS) is taken by block 0 alone, which goes on level after level
+// with block-wide syncs while they stay small; the other blocks wait at the
+// next grid sync, so such levels cost no grid sync each.
 //
 // control[0..2] is a ring of three level sizes: level L reads control[L % 3],
 // appends to control[(L + 1) % 3] and clears control[(L + 2) % 3], whose last
@@ -26,26 +28,47 @@
 namespace {
 
 constexpr int kSmallLevel = 2 * dynpr::kWarps;
+constexpr int kGroup = 8;  // lanes per queue entry
 
-// The entries [0, count) of `level` expanded into `next` by warps
-// first_warp, first_warp + warps, ...
+// Reach w in pass `pass`: mark it affected and list it for the next level, once.
+__device__ __forceinline__ void reach(int w, int pass, unsigned* next, int* next_count, int* visited,
+                                      unsigned char* dv) {
+  const int bit = 1 << pass;
+  // The plain read skips the atomic for vertices this pass already reached.
+  if (!(__ldcg(&visited[w]) & bit) && !(atomicOr(&visited[w], bit) & bit)) {
+    dynpr::append(next, next_count, static_cast<unsigned>(w) << 1 | pass);
+    dv[w] = 1;
+  }
+}
+
+// The entries [0, count) of `level` expanded into `next` by the warps
+// first_warp, first_warp + warps, ...; the loop bounds are uniform over a warp.
 __device__ __forceinline__ void expand_level(const unsigned* level, int count, unsigned* next, int* next_count,
                                              long long first_warp, long long warps, const long long* const* offsets,
                                              const int* const* targets, int* visited, unsigned char* dv) {
-  const int lane = threadIdx.x & 31;
-  for (long long i = first_warp; i < count; i += warps) {
-    const unsigned entry = __ldcg(&level[i]);
-    const int u = static_cast<int>(entry >> 1), pass = entry & 1, bit = 1 << pass;
-    const long long* off = offsets[pass];
-    const int* tgt = targets[pass];
-    const long long end = off[u + 1];
-    for (long long e = off[u] + lane; e < end; e += 32) {
-      const int w = tgt[e];
-      // The plain read skips the atomic for vertices this pass already reached.
-      if (!(__ldcg(&visited[w]) & bit) && !(atomicOr(&visited[w], bit) & bit)) {
-        next[atomicAdd(next_count, 1)] = static_cast<unsigned>(w) << 1 | pass;
-        dv[w] = 1;
-      }
+  constexpr int kPerWarp = 32 / kGroup;
+  const int lane = threadIdx.x & 31, sub = lane % kGroup;
+  for (long long i0 = first_warp * kPerWarp; i0 < count; i0 += warps * kPerWarp) {
+    const long long i = i0 + lane / kGroup;
+    int u = 0, pass = 0;
+    long long begin = 0, end = 0;
+    if (i < count) {
+      const unsigned entry = __ldcg(&level[i]);
+      u = static_cast<int>(entry >> 1);
+      pass = entry & 1;
+      begin = offsets[pass][u];
+      end = offsets[pass][u + 1];
+    }
+    const bool by_warp = end - begin > 32;  // uniform over the group
+    for (unsigned leaders = __ballot_sync(0xffffffffu, by_warp && sub == 0); leaders; leaders &= leaders - 1) {
+      const int leader = __ffs(leaders) - 1;
+      const int p = __shfl_sync(0xffffffffu, pass, leader);
+      const long long first = __shfl_sync(0xffffffffu, begin, leader);
+      const long long last = __shfl_sync(0xffffffffu, end, leader);
+      for (long long e = first + lane; e < last; e += 32) reach(targets[p][e], p, next, next_count, visited, dv);
+    }
+    if (!by_warp) {
+      for (long long e = begin + sub; e < end; e += kGroup) reach(targets[pass][e], pass, next, next_count, visited, dv);
     }
   }
 }
