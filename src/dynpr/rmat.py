@@ -56,7 +56,7 @@ _MASK64 = (1 << 64) - 1
 EDGE_STREAM, PERM_STREAM = 1, 2
 # Source-vertex ranges merged separately into the CSR.
 _BUCKETS = 64
-# Edges hashed at a time by the host twin: 2**16 keeps its uint64 scratch in L2 (2.4x
+# Edges hashed at a time by the host twin: 2**16 keeps its uint64 scratch in L2 (2x
 # faster than whole-chunk arrays on the 2-core development machine).
 _BLOCK = 1 << 16
 
