@@ -1,7 +1,8 @@
 """Benchmark the pipeline's stages at paper scale: R-MAT graphs of up to 2.1 billion edges.
 
 Per graph, in a child process of its own (so one graph's memory never counts
-against the next): generate (chunked R-MAT, CSR + transpose), prepare (stats
+against the next): generate (R-MAT, CSR + transpose, on the GPU with ``--backend gpu``
+for graphs of the counter-based stream, its ``generated_on`` column says where), prepare (stats
 and the ``.npz`` written, then read back; the GPU machine lacks jsonschema, so
 the catalog is not read), upload to the GPU, Static, and per
 batch fraction: make a random batch, apply it on the host and (GPU) on the
@@ -101,7 +102,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
     from dynpr.graph import Graph
     from dynpr.pagerank import static, update
     from dynpr.pagerank.options import PageRankOptions
-    from dynpr.rmat import rmat_graph
+    from dynpr.rmat import GRAPH500_ABC, generation_backend, rmat_graph
 
     scale, _, factor = spec.partition("x")
     scale, factor = int(scale), int(factor or 16)
@@ -137,16 +138,19 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
         from dynpr import bench
         from dynpr.gpu.device_graph import to_device
         from dynpr.gpu.resident import to_resident
+        from dynpr.gpu.rmat import rmat_graph_gpu
 
         copy = bench.copy_gbps()
         # compile the PageRank and CuPy kernels (the device splice's too) outside the timed stages
         warm = Graph.from_edges([0, 1, 2], [1, 2, 0])
         update("dfp", warm, warm, Batch.empty(), static(warm, options, backend="gpu").ranks, options, backend="gpu")
         apply_batch(to_resident(warm), Batch([0], [1], [1], [0]))
+        # and the R-MAT kernels with the CuPy sort, dedup and search they run into
+        rmat_graph_gpu(10, 16, SEED, GRAPH500_ABC, self_loops=True, resident=False, chunk_edges=1 << 20)
     with stage("generate") as out:
-        graph = rmat_graph(scale, factor, SEED)
+        graph = rmat_graph(scale, factor, SEED, backend=backend)
         common.update(vertices=graph.num_vertices, edges=graph.num_edges, graph_gib=graph.nbytes / GIB)
-        out.update(common)
+        out.update(common, generated_on=generation_backend(scale, factor, backend))
     if npz:
         path = Path(workdir) / f"{name}.npz"
         with stage("prepare (stats, write npz)") as out:

@@ -151,3 +151,20 @@ def test_read_graph_path_and_name(tmp_path, write_file):
     for missing in ("nope.txt", "nope.mtx.gz", str(tmp_path / "nope")):
         with pytest.raises(FileNotFoundError, match="no such file"):
             read_graph(missing)
+
+
+def test_generated_rmat_of_the_counter_stream_is_the_same_graph_on_every_backend(tmp_path, monkeypatch, caplog):
+    import dynpr.rmat as rmat_mod
+    from dynpr.backend import gpu_available
+
+    monkeypatch.setattr(rmat_mod, "CHUNK_EDGES", 1000)  # 8192 drawn edges: the counter-based stream
+    ds = dataclasses.replace(load_catalog()["rmat-16"], scale=9, vertices=512)
+    want = rmat_mod.rmat_graph(9, ds.edge_factor, ds.seed, backend="cpu")
+    for backend in ("cpu", "auto") + (("gpu",) if gpu_available() else ()):
+        with caplog.at_level("INFO", logger="dynpr.prepare"):
+            prepare(ds, tmp_path / "g.npz", tmp_path / "g.json", backend=backend)
+        graph, _ = load_prepared(tmp_path / "g.npz")
+        assert graph.sha256 == want.sha256
+        where = "GPU" if backend != "cpu" and gpu_available() else "CPU"
+        assert f"generated R-MAT scale 9 edge factor 16 on the {where} in" in caplog.text
+        caplog.clear()

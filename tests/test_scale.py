@@ -37,33 +37,15 @@ def test_transpose_in_column_ranges_equals_one_scipy_transpose(monkeypatch, rand
     assert sources.dtype == np.int32 and in_offsets.dtype == np.int64
 
 
-def _chunked_reference(scale, edge_factor, seed, chunk):
-    """The documented streams, drawn and deduplicated in one piece."""
-    n, m = 1 << scale, edge_factor << scale
-    first = np.random.default_rng(seed)
-    parts = [rmat_raw_edges(scale, min(chunk, m), first)]
-    perm = first.permutation(n).astype(np.int32)
-    parts += [rmat_raw_edges(scale, min(chunk, m - s), np.random.default_rng([seed, i]))
-              for i, s in enumerate(range(chunk, m, chunk), start=1)]
-    src = perm[np.concatenate([p[0] for p in parts])]
-    dst = perm[np.concatenate([p[1] for p in parts])]
-    keep = src != dst
-    return Graph.from_edges(src[keep], dst[keep], n)
-
-
-@pytest.mark.parametrize("threads", [1, 3])
-def test_chunked_rmat_is_the_documented_stream_for_any_thread_count(monkeypatch, threads):
-    monkeypatch.setattr(rmat_mod, "CHUNK_EDGES", 1000)  # 9 chunks
-    monkeypatch.setattr(rmat_mod, "_BUCKETS", 5)
-    got = rmat_graph(9, 16, seed=4, threads=threads)
-    want = _chunked_reference(9, 16, 4, 1000)
-    for name in ("offsets", "targets", "in_offsets", "sources"):
-        assert np.array_equal(getattr(got, name), getattr(want, name)), name
-
-
 def test_one_chunk_rmat_is_the_single_stream_generator():
     # at most CHUNK_EDGES drawn edges: exactly the pre-chunking generator (rmat-16..22 unchanged)
-    assert np.array_equal(rmat_graph(8, 8, seed=2).targets, _chunked_reference(8, 8, 2, 1 << 26).targets)
+    rng = np.random.default_rng(2)
+    src, dst = rmat_raw_edges(8, 8 << 8, rng)
+    perm = rng.permutation(1 << 8).astype(np.int32)
+    src, dst = perm[src], perm[dst]
+    keep = src != dst
+    want = Graph.from_edges(src[keep], dst[keep], 1 << 8)
+    assert np.array_equal(rmat_graph(8, 8, seed=2).targets, want.targets)
 
 
 def test_host_fits_check_is_one_line_before_allocating(monkeypatch):

@@ -22,7 +22,7 @@ from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputErr
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.hostmem import check_host_fits
 from dynpr.readers import EdgeData, read_edges
-from dynpr.rmat import rmat_graph
+from dynpr.rmat import generation_backend, rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
 
 log = logging.getLogger("dynpr.prepare")
@@ -170,11 +170,12 @@ def generated_stats(graph: Graph) -> dict:
 
 
 def load_dataset(dataset: Dataset, source: str | Path | None = None, *,
-                 self_loops: bool = True) -> tuple[Graph, Temporal | None, dict, str | None]:
+                 self_loops: bool = True, backend: str = "auto") -> tuple[Graph, Temporal | None, dict, str | None]:
     """A dataset's graph from its source file, or generated in chunks (R-MAT).
 
     ``self_loops=False`` keeps the input's edges as they are (see :func:`build_graph`);
-    generated graphs always have theirs.
+    generated graphs always have theirs. ``backend`` (``auto``, ``cpu``, ``gpu``) says where
+    R-MAT graphs may be generated (:func:`dynpr.rmat.generation_backend`; the same graph either way).
 
     Returns
     -------
@@ -191,9 +192,10 @@ def load_dataset(dataset: Dataset, source: str | Path | None = None, *,
         if not self_loops:
             raise InputError(f"{dataset.name}: a generated graph always has a self-loop on every vertex; "
                              "--no-self-loops needs an edge-list file")
-        graph = rmat_graph(dataset.scale, dataset.edge_factor, dataset.seed)
-        log.info("%s: generated R-MAT scale %d edge factor %d in %.2f s", dataset.name, dataset.scale,
-                 dataset.edge_factor, time.perf_counter() - t0)
+        where = generation_backend(dataset.scale, dataset.edge_factor, backend)
+        graph = rmat_graph(dataset.scale, dataset.edge_factor, dataset.seed, backend=where)
+        log.info("%s: generated R-MAT scale %d edge factor %d on the %s in %.2f s", dataset.name, dataset.scale,
+                 dataset.edge_factor, where.upper(), time.perf_counter() - t0)
         return graph, None, generated_stats(graph), None
     edges, digest = read_dataset(dataset, source)
     t_read = time.perf_counter() - t0
@@ -232,7 +234,7 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
 
 
 def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path, *,
-            source: str | Path | None = None) -> dict:
+            source: str | Path | None = None, backend: str = "auto") -> dict:
     """Prepare one dataset: parse, build, check against the catalog's counts, write npz + json atomically.
 
     Parameters
@@ -243,6 +245,8 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
         Outputs; nothing is written at either path unless everything succeeds.
     source : str or Path, optional
         Input file (default: the embedded copy, else ``datasets/raw/<file>``).
+    backend : str
+        Where a generated graph may be made (``auto``, ``cpu``, ``gpu``; see :func:`load_dataset`).
 
     Returns
     -------
@@ -251,7 +255,7 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     """
     ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
     t0 = time.perf_counter()
-    graph, temporal, stats, digest = load_dataset(ds, source)
+    graph, temporal, stats, digest = load_dataset(ds, source, backend=backend)
     log.info("%s: %d vertices, %d edges with self-loops", ds.name, graph.num_vertices, graph.num_edges)
     stats = {"dataset": ds.name, "kind": ds.kind, "format": ds.format, **stats, "source_sha256": digest}
     if ds.kind == "generated":

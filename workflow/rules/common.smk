@@ -71,6 +71,17 @@ def prepare_mem_mb(wildcards):
     return 1000 + (64 * edges >> 20)
 
 
+def prepare_gpus(wildcards):
+    """`prepare` takes a GPU slot where it may generate on one: R-MAT graphs of the counter-based
+    stream (dynpr.rmat.generation_backend), unless `backend: cpu`."""
+    ds = catalog_dataset(wildcards.dataset)
+    if ds.kind != "generated" or config["backend"] == "cpu":
+        return 0
+    from dynpr.rmat import counter_stream  # lazy: imports NumPy and SciPy
+
+    return int(counter_stream(ds.scale, ds.edge_factor))
+
+
 # --- batches (batches.smk) ---
 
 

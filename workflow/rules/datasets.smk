@@ -30,6 +30,7 @@ rule prepare:
         json="results/graphs/{dataset}.json",
     resources:
         mem_mb=prepare_mem_mb,
+        gpu=prepare_gpus,
     log:
         "results/logs/prepare/{dataset}.log",
     benchmark:

@@ -136,6 +136,7 @@ BASELINE_TEMPLATES = tuple(
 BASELINE_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "finish_iteration",
                   "clear_flags", "push_scatter", "push_finish")
 KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
+RMAT_PLAIN = ("rmat_histogram", "rmat_extract")
 
 
 class Kernels:
@@ -180,6 +181,11 @@ def baseline_kernels() -> Kernels:
 def kahn_kernels() -> Kernels:
     """The kernels of ``kernels/kahn.cu``."""
     return module("kahn.cu", (), KAHN_PLAIN)
+
+
+def rmat_kernels() -> Kernels:
+    """The R-MAT generator's kernels, ``kernels/rmat.cu`` (:mod:`dynpr.gpu.rmat`)."""
+    return module("rmat.cu", (), RMAT_PLAIN)
 
 
 def dt_reachable_kernel():

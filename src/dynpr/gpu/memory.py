@@ -77,6 +77,14 @@ _LOOP_STATE = 16 + 4 * ITERATION_STATE.words
 _INT32_MAX = (1 << 31) - 1
 
 
+def free_device_bytes() -> int:
+    """Device memory a new allocation can get: ``cudaMemGetInfo``'s free bytes plus what
+    CuPy's pool holds unused, on the current device."""
+    import cupy  # lazy: the CPU path never imports CuPy
+
+    return cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
+
+
 def device_bytes_needed(
     num_vertices: int,
     num_edges: int,
@@ -186,8 +194,7 @@ def check_fits(
     num_vertices, num_edges, approach, batch_edges, partition, max_iterations, variant, relabel
         As for :func:`device_bytes_needed`.
     free_bytes : int, optional
-        Free device memory; default ``cupy.cuda.runtime.memGetInfo()[0]`` plus what
-        CuPy's pool holds unused, on the current device (tests on the CPU pass it explicitly).
+        Free device memory; default :func:`free_device_bytes` (tests on the CPU pass it explicitly).
     resident_bytes : int
         Bytes of the model already on the device (a graph uploaded by an earlier
         run), not allocated again.
@@ -211,9 +218,7 @@ def check_fits(
         variant=variant, relabel=relabel,
     ) - resident_bytes
     if free_bytes is None:
-        import cupy  # lazy: the CPU path never imports CuPy
-
-        free_bytes = cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
+        free_bytes = free_device_bytes()
     if needed + reserve_bytes > free_bytes:
         raise MemoryError(
             f"graph needs {needed / GIB:.2f} GiB on the GPU, device has {free_bytes / GIB:.2f} GiB free "
