@@ -8,10 +8,8 @@ static_ms / time_ms); prints medians per approach and fraction. Datasets: a cata
 file, read as the CLI reads it (:func:`dynpr.prepare.read_graph`: ``results/graphs/{name}.npz``
 when prepared, else the source, renumbered), or ``rmatS`` (R-MAT scale S, edge factor 16,
 seeded by ``--seed``). ``--pull-shares`` runs DF and DF-P once per share of the edges at which
-they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`; ``inf``: never) and
-``--sparse-shares`` once per share of the vertices up to which a push iteration walks its worklist
-instead of every vertex (:data:`dynpr.designs.SPARSE_SHARE`; 0: never): the sweeps that set those
-constants.
+they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`; ``inf``: never), the sweep
+that sets that constant.
 
     python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
@@ -103,16 +101,14 @@ def bench_kahn(args) -> list[dict]:
 
 
 def runs(args):
-    """(approach, pull share, sparse share) in the order they run, NaN for a default; Static
-    first, so every later row of a batch carries its time. DF and DF-P run once per swept
-    share, the other share at its default."""
+    """(approach, pull share or NaN for the default) in the order they run; Static first, so
+    every later row of a batch carries its time."""
     approaches = ["static"] + [a for a in args.approaches if a != "static"]
     for approach in approaches:
-        if approach in ("df", "dfp") and (args.pull_shares or args.sparse_shares):
-            yield from ((approach, share, math.nan) for share in args.pull_shares or ())
-            yield from ((approach, math.nan, share) for share in args.sparse_shares or ())
+        if args.pull_shares and approach in ("df", "dfp"):
+            yield from ((approach, share) for share in args.pull_shares)
         else:
-            yield approach, math.nan, math.nan
+            yield approach, math.nan
 
 
 def main(argv=None) -> None:
@@ -125,8 +121,6 @@ def main(argv=None) -> None:
     parser.add_argument("--approaches", nargs="+", choices=APPROACHES, default=list(APPROACHES))
     parser.add_argument("--pull-shares", type=float, nargs="+",
                         help="DF/DF-P: run once per share of the edges at which they turn to pull mode")
-    parser.add_argument("--sparse-shares", type=float, nargs="+",
-                        help="DF/DF-P: run once per share of the vertices up to which a worklist is walked")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -156,18 +150,17 @@ def main(argv=None) -> None:
         for partition in args.partitions:
             options = PageRankOptions(partition=partition)
             static_ms = math.nan
-            for approach, pull, sparse in runs(args):
-                key = (approach, partition, pull, sparse)
+            for approach, share in runs(args):
+                key = (approach, partition, share)
                 start = carried.get(key, base) if args.mode == "temporal" else base
-                tuning = {name: value for name, value in (("pull_share", pull), ("sparse_share", sparse))
-                          if not math.isnan(value)}
+                tuning = {} if math.isnan(share) else {"pull_share": share}
                 result = engine.update(approach, old, new, batch, start, options, **tuning)
                 carried[key] = result.ranks
                 if approach == "static":
                     static_ms = result.time_ms
                 rows.append({
                     "dataset": args.dataset, "mode": args.mode, "approach": approach, "partition": partition,
-                    "pull_share": pull, "sparse_share": sparse, "batch_fraction": fraction, "batch_index": index,
+                    "pull_share": share, "batch_fraction": fraction, "batch_index": index,
                     "deletions": batch.deletions, "insertions": batch.insertions, "vertices": new.num_vertices,
                     "edges": new.num_edges, "iterations": result.iterations, "time_ms": result.time_ms,
                     "ms_per_iteration": result.time_ms / result.iterations, "static_ms": static_ms,
@@ -178,7 +171,7 @@ def main(argv=None) -> None:
                 })
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out)
-    summary = table.groupby(["partition", "batch_fraction", "approach", "pull_share", "sparse_share"], sort=False,
+    summary = table.groupby(["partition", "batch_fraction", "approach", "pull_share"], sort=False,
                             dropna=False).agg(
         runs=("time_ms", "size"), median_ms=("time_ms", "median"), per_iteration_ms=("ms_per_iteration", "median"),
         vs_static=("speedup_vs_static", "median"), mark_ms=("mark_ms", "median"),

@@ -70,10 +70,6 @@ CLASS_BOUNDS = (8, 64, 1024)
 #: sign of the contributions: kernels/rank_vertex.cuh, dynamic_vertex). 0 pulls from the first
 #: iteration, ``inf`` never. PLACEHOLDER: measured by benchmarks/bench_gpu.py --pull-shares.
 PULL_SHARE = 0.5
-#: A DF/DF-P push iteration walks its worklist (the vertices the last iteration computed or marked)
-#: instead of every vertex when the list holds at most this share of the vertices. PLACEHOLDER:
-#: measured by benchmarks/bench_gpu.py --sparse-shares.
-SPARSE_SHARE = 0.25
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
 #: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.
@@ -182,10 +178,9 @@ class Int32Layout:
 CLASS_PLAN = Int32Layout("ClassPlan", (("count", len(CLASS_LANES)), ("first", len(CLASS_LANES)), ("total", 1),
                                        ("ticket", 1)))
 #: The device-side loop state: iterations done, stop flag, whether the last change met the tolerance,
-#: the ticket electing an iteration's last block, the work-unit counter, DF/DF-P's pull mode and the
-#: sizes of their two worklists.
+#: the ticket electing an iteration's last block, the work-unit counter and DF/DF-P's pull mode.
 ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1), ("converged", 1), ("ticket", 1),
-                                                 ("work", 1), ("pull", 1), ("queued", 2)))
+                                                 ("work", 1), ("pull", 1)))
 
 
 def nvrtc_defines() -> tuple[str, ...]:

@@ -148,24 +148,22 @@ class ClassRanks:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
         (``state``: the int32 array of ``IterationState``; only the fused kernels end the
         iteration themselves). The fused kernels take ``frontier`` = (dx_in, dx_out, ever,
-        queue_in, queue_out, pull_edges, sparse_limit, parity) instead of ``dn``: DF/DF-P expand
-        their affected set themselves, walk the worklist queue_in instead of every vertex when
-        it holds at most sparse_limit vertices, and turn from push to pull mode after an
-        iteration whose push work exceeds pull_edges edges (``kernels/rank_vertex.cuh``,
-        dynamic_vertex; ``kernels/pagerank.cu``)."""
+        pull_edges) instead of ``dn``: DF/DF-P expand their affected set themselves, turning
+        from push to pull mode after an iteration whose push work exceeds pull_edges edges
+        (``kernels/rank_vertex.cuh``, dynamic_vertex)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
-            dx_in, dx_out, ever, queue_in, queue_out, pull_edges, sparse_limit, parity = frontier
-            tail = (c0, alpha, tau_f, tau_p, g.offsets, g.targets, dx_in, dx_out, ever, queue_in, queue_out,
-                    self.bounds_dev, delta, state, np.float64(o.tolerance), np.int32(o.max_iterations),
-                    np.float64(pull_edges), np.int32(sparse_limit), np.int32(parity))
+            dx_in, dx_out, ever, pull_edges = frontier
+            out = (c0, alpha, tau_f, tau_p, g.offsets, g.targets, dx_in, dx_out, ever)
+            tail = (delta, state, np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges))
             if self.listed:
                 args = (self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew,
-                        dv) + tail
+                        dv) + out + tail
             else:
-                args = (np.int32(g.n), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv) + tail
+                args = (np.int32(g.n), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv) + out + (
+                    self.bounds_dev,) + tail
             self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
             return
         done = state[ITERATION_STATE.span("done")]

@@ -58,13 +58,10 @@ class IterationLoop:
     pull_share : float
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
         of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start, ``inf`` never.
-    sparse_share : float
-        Fused DF/DF-P: a push iteration walks its worklist instead of every vertex when the list
-        holds at most this share of the vertices (:data:`dynpr.designs.SPARSE_SHARE`).
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
-                 expansion=None, relabel=None, pull_share: float = math.inf, sparse_share: float = 0.0):
+                 expansion=None, relabel=None, pull_share: float = math.inf):
         self.kernels, self.cupy, self.approach, self.g, self.g_old = kernels, cupy, approach, g, g_old
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
@@ -74,20 +71,18 @@ class IterationLoop:
         self.ranks.append(self.ranks[0].copy())
         self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
         self.dv = cupy.zeros(n, dtype=cupy.uint8)
-        # Kernels that take flags or lists they do not use (no frontier) get dv in their place.
-        self.dn, self.ever, self.dx, self.queues = self.dv, self.dv, (self.dv, self.dv), (self.dv, self.dv)
+        # Kernels that take flags they do not use (no frontier) get dv in their place.
+        self.dn, self.ever, self.dx = self.dv, self.dv, (self.dv, self.dv)
         if self.frontier:
             self.ever = cupy.zeros(n, dtype=cupy.uint8)
             if self.fused:
                 self.dx = (cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8))
-                self.queues = (cupy.empty(n, dtype=cupy.int32), cupy.empty(n, dtype=cupy.int32))
             else:
                 self.dn = cupy.zeros(n, dtype=cupy.uint8)
         self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
-        self.pull_edges = pull_share * int(g.sources.size) if pull_share > 0 else -1.0
-        self.sparse_limit = min(int(sparse_share * n), n)
+        self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
         if pull_share == 0:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
@@ -102,8 +97,7 @@ class IterationLoop:
         a, b = j % 2, 1 - j % 2
         R, C = self.ranks, self.contrib
         if self.fused:
-            frontier = (self.dx[a], self.dx[b], self.ever, self.queues[a], self.queues[b], self.pull_edges,
-                        self.sparse_limit, a)
+            frontier = (self.dx[a], self.dx[b], self.ever, self.pull_edges)
             self.step.step(R[a], C[a], R[b], C[b], self.dv, self.dn, self.delta, self.state, frontier)
             return
         n, k = np.int32(self.g.n), self.kernels
@@ -130,8 +124,8 @@ class IterationLoop:
                 *self.bfs, self.dv))
         elif self.fused:
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
-                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.dx[0],
-                self.queues[0], self.state))
+                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.pull_edges,
+                self.delta, self.state))
         else:
             self.kernels["mark_initial"](grid_for(int(nd) + int(ni)), (BLOCK,),
                                          (del_src, del_dst, nd, ins_src, ni, self.dv, self.dn, self.ever))

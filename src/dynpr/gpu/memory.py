@@ -22,8 +22,8 @@ in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
                                units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change and push work,        48
-                               8 int32 state
+convergence                    float64 change and push work,        40
+                               6 int32 state
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
@@ -40,7 +40,7 @@ in addition:
   int64 degrees 8n, int32 new ids 4n and the sort's int64 keys and order 16n:
   8(n+1) + 4m + 44n.
 - ``df``, ``dfp``: ever-affected flags, n; with a fused launch two
-  frontier byte vectors (dx_in, dx_out) and two int32 worklists, 10n; otherwise δN, n, and with
+  expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
   ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
 - ``dt``: the old graph, uploaded whole (its edge count taken as m):
   16(n+1) + 8m + 16n; the BFS's int32 visited bits n and two levels of
@@ -163,7 +163,7 @@ def device_bytes_needed(
     if variant == "push_atomic":
         total += 8 * n
     if frontier:
-        total += n + (10 * n if fused else n + 12 * n * (partition == "in_out"))
+        total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
         total += graph + 20 * n + 16
     if relabel and design.relabel and approach in ("static", "nd"):

@@ -12,8 +12,7 @@ sets ``done``; launches past that return at once. Iterations are replayed from
 CUDA graphs with one host read per replay (:mod:`dynpr.gpu.iterations`).
 DT, DF and DF-P compute only affected vertices and copy no rank where the two
 rank buffers agree; DF/DF-P expand the affected set inside that launch, first
-pushing marks to out-neighbours (over a worklist instead of every vertex while
-it holds at most :data:`dynpr.designs.SPARSE_SHARE` of them) and, once an
+pushing marks to out-neighbours and, once the initial marking's or an
 iteration's work exceeds :data:`dynpr.designs.PULL_SHARE` of the edges,
 pulling (every vertex gathers and learns from the sign of its in-neighbours'
 contributions whether one expanded: the direction-optimizing BFS's bottom-up
@@ -40,8 +39,8 @@ import numpy as np
 
 from dynpr.backend import device_name
 from dynpr.batches import Batch
-from dynpr.designs import (APPROACHES, CLASS_LANES, PARTITIONS, PULL_SHARE, SPARSE_SHARE, STATIC_APPROACHES,
-                           KernelVariant, variant as declared)
+from dynpr.designs import (APPROACHES, CLASS_LANES, PARTITIONS, PULL_SHARE, STATIC_APPROACHES, KernelVariant,
+                           variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
@@ -52,11 +51,10 @@ from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_conver
 
 def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
-                pull_share: float = PULL_SHARE, sparse_share: float = SPARSE_SHARE) -> EngineRun:
+                pull_share: float = PULL_SHARE) -> EngineRun:
     """The default's fused class kernels (``classes``; ``classes_sync`` without CUDA graphs), with the
     in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given, and DF/DF-P turning
-    from push to pull at ``pull_share`` and walking worklists up to ``sparse_share`` of the vertices
-    (:class:`dynpr.gpu.iterations.IterationLoop`)."""
+    from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`)."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     relabel = None
@@ -66,19 +64,18 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
         g = relabel.graph
     step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True)
     loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel,
-                         pull_share=pull_share, sparse_share=sparse_share)
+                         pull_share=pull_share)
     return loop.run(design.graphs)
 
 
-def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float = PULL_SHARE,
-              sparse_share: float = SPARSE_SHARE) -> EngineRun:
+def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float = PULL_SHARE
+              ) -> EngineRun:
     """Run ``options.variant`` (None = the default) for one approach."""
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
     if design.fused:
-        return run_classes(approach, g, g_old, batch, start, options, design, pull_share=pull_share,
-                           sparse_share=sparse_share)
+        return run_classes(approach, g, g_old, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
 
     return baselines.run(approach, g, g_old, batch, start, options, design)
@@ -115,8 +112,7 @@ def tiny_case():
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
-           *, initial=None, pull_share: float = PULL_SHARE, sparse_share: float = SPARSE_SHARE
-           ) -> PageRankResult:
+           *, initial=None, pull_share: float = PULL_SHARE) -> PageRankResult:
     """Run one approach on the GPU; the same contract as ``dynpr.pagerank.update``.
 
     Parameters
@@ -135,11 +131,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     pull_share : float
         The default's DF/DF-P turn from push to pull mode after an iteration whose push work
         exceeds this share of the edges (:data:`dynpr.designs.PULL_SHARE`; 0: pull from the
-        start, ``inf``: never).
-    sparse_share : float
-        Their push iterations walk a worklist instead of every vertex when it holds at most this
-        share of the vertices (:data:`dynpr.designs.SPARSE_SHARE`; 0: never). The ranks depend on
-        neither knob; benchmarks sweep them.
+        start, ``inf``: never). The ranks do not depend on it; benchmarks sweep it.
 
     Returns
     -------
@@ -177,7 +169,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None
-    run = _dispatch(approach, g, g_old, batch, start, options, pull_share, sparse_share)
+    run = _dispatch(approach, g, g_old, batch, start, options, pull_share)
     result = PageRankResult(
         ranks=run.ranks,
         iterations=run.iterations,

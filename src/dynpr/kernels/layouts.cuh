@@ -35,9 +35,8 @@ struct ClassPlan {
 // The iteration loop's state on the device: iterations done, the stop flag
 // every later launch checks, whether the last change met the tolerance (0
 // when the run stopped at the cap), the ticket that elects an iteration's
-// last block, the counter handing out work units, whether DF/DF-P iterate
-// in pull mode (rank_vertex.cuh, dynamic_vertex), and the sizes of their two
-// worklists (the one an iteration reads is the other's next).
+// last block, the counter handing out work units, and whether DF/DF-P
+// iterate in pull mode (rank_vertex.cuh, dynamic_vertex).
 struct IterationState {
   int iterations;
   int done;
@@ -45,10 +44,9 @@ struct IterationState {
   unsigned int ticket;
   int work;
   int pull;
-  int queued[2];
 };
 
 static_assert(sizeof(ClassPlan) == (2 * kMaxClasses + 2) * sizeof(int), "ClassPlan is an int32 array");
-static_assert(sizeof(IterationState) == 8 * sizeof(int), "IterationState is an int32 array");
+static_assert(sizeof(IterationState) == 6 * sizeof(int), "IterationState is an int32 array");
 
 }  // namespace dynpr

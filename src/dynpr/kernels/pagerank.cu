@@ -66,34 +66,39 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
 // Initial marking and the first expansion in one launch, for the fused
 // dynamic step: a warp per batch edge marks every out-neighbour (new graph)
 // of the edge's source, which is what dn[source] = 1 followed by the
-// expansion does, and the target of a deletion, and lists them on the first
-// iteration's worklist (dx and queue of buffer 0). A source is walked once:
-// the first warp to set ever[source] takes it (each source is affected
-// anyway, through its self-loop), where walking it once per batch edge cost
-// 16 ms on R-MAT scale 21 at fraction 0.1, whose hubs are the sources of
-// thousands of batch edges.
+// expansion does, and the target of a deletion. A source is walked once: the
+// first warp to set ever[source] takes it (each source is affected anyway,
+// through its self-loop), where walking it once per batch edge cost 16 ms on
+// R-MAT scale 21 at fraction 0.1, whose hubs are the sources of thousands of
+// batch edges. The out-edges walked are push work like an iteration's: the
+// last block starts the run in pull mode when they exceed pull_edges.
 extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
     const int* del_src, const int* del_dst, int num_del, const int* ins_src, int num_ins,
-    const long long* offsets, const int* targets, unsigned char* dv, unsigned char* ever, unsigned char* dx,
-    int* queue, IterationState* state) {
+    const long long* offsets, const int* targets, unsigned char* dv, unsigned char* ever, double pull_edges,
+    double* delta, IterationState* state) {
   const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
-  if (i >= num_del + num_ins) return;
-  const Frontier fr{offsets, targets, nullptr, dx, ever, queue, &state->queued[0]};
-  const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
-  if (i < num_del && lane == 0) {
-    const int v = del_dst[i];
-    dv[v] = dynpr::kAffected;
-    dynpr::enqueue(fr, v, 0);
+  double walked = 0.0;
+  if (i < num_del + num_ins) {
+    const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
+    if (i < num_del && lane == 0) dv[del_dst[i]] = dynpr::kAffected;
+    int first = 0;
+    if (lane == 0) first = !ever[u] && !dynpr::atomic_or_byte(ever, u, 1);
+    if (__shfl_sync(0xffffffffu, first, 0)) {
+      const long long begin = offsets[u], end = offsets[u + 1];
+      for (long long e = begin + lane; e < end; e += 32) dv[targets[e]] = dynpr::kAffected;
+      if (lane == 0) walked = static_cast<double>(end - begin);
+    }
   }
-  int first = 0;
-  if (lane == 0) first = !ever[u] && !dynpr::atomic_or_byte(ever, u, 1);
-  if (!__shfl_sync(0xffffffffu, first, 0)) return;
-  for (long long e = offsets[u] + lane; e < offsets[u + 1]; e += 32) {
-    const int w = targets[e];
-    dv[w] = dynpr::kAffected;
-    dynpr::enqueue(fr, w, 0);
-  }
+  walked = dynpr::block_sum(walked);
+  if (threadIdx.x != 0) return;
+  if (walked > 0.0) atomicAdd(delta + 1, walked);
+  __threadfence();
+  if (atomicAdd(&state->ticket, 1u) != gridDim.x - 1) return;
+  __threadfence();
+  const double work = __longlong_as_double(atomicExch(reinterpret_cast<unsigned long long*>(delta + 1), 0ull));
+  if (work > pull_edges) state->pull = 1;
+  state->ticket = 0;
 }
 
 
@@ -101,11 +106,10 @@ extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
 // to finish: count it, stop when the change (delta[0]) is <= tau or at the
 // cap, turn DF/DF-P to pull mode once the push work of an iteration (delta[1],
 // in-edges gathered plus out-edges marked) exceeds pull_edges, and reset the
-// change, the work, the ticket, the work counter and the size of the worklist
-// this iteration read (parity: the iteration's buffer). Called by thread 0
-// after its atomics.
+// change, the work, the ticket and the work counter. Called by thread 0 after
+// its atomics.
 __device__ __forceinline__ void finish_by_last_block(double* delta, IterationState* state, double tau,
-                                                     int max_iterations, double pull_edges, int parity) {
+                                                     int max_iterations, double pull_edges) {
   __threadfence();  // this block's atomics are visible before its ticket
   if (atomicAdd(&state->ticket, 1u) != gridDim.x - 1) return;
   __threadfence();
@@ -114,7 +118,6 @@ __device__ __forceinline__ void finish_by_last_block(double* delta, IterationSta
   if (__longlong_as_double(atomicExch(slots + 1, 0ull)) > pull_edges) state->pull = 1;
   state->ticket = 0;
   state->work = 0;
-  state->queued[parity] = 0;  // this iteration's worklist is spent
   state->iterations += 1;
   state->converged = change <= tau;
   if (state->converged || state->iterations >= max_iterations) state->done = 1;
@@ -136,13 +139,13 @@ __device__ __forceinline__ double step_vertex(bool active, int v, const RankArgs
 // delta, then the last block ends the iteration.
 template <bool FRONTIER>
 __device__ __forceinline__ void end_block(double change, double edges, double* delta, IterationState* state,
-                                          double tau, int max_iterations, double pull_edges, int parity) {
+                                          double tau, int max_iterations, double pull_edges) {
   change = dynpr::block_max(change);
   if (FRONTIER) edges = dynpr::block_sum(edges);
   if (threadIdx.x == 0) {
     if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
     if (FRONTIER && edges > 0.0) atomicAdd(delta + 1, edges);
-    finish_by_last_block(delta, state, tau, max_iterations, pull_edges, parity);
+    finish_by_last_block(delta, state, tau, max_iterations, pull_edges);
   }
 }
 
@@ -165,25 +168,22 @@ __device__ __forceinline__ void for_each_unit(int total, int* counter, Unit unit
   }
 }
 
-// One unit of the chunked scheme: kBlock consecutive items (vertex ids from
-// `items`, or the ids themselves when items is null) of which each thread
-// reads its vertex's in-degree and computes it itself (class 0) or lists it
-// in shared memory for the block's sub-warp groups, its warps or the whole
+// One unit of the chunked scheme: kBlock consecutive vertices, each thread
+// reading its vertex's in-degree and computing it itself (class 0) or listing
+// it in shared memory for the block's sub-warp groups, its warps or the whole
 // block (classes 1-3), which then work through those lists: the lanes of
 // rank_classes's classes without lists made beforehand. Must be called by
 // the whole block.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
-__device__ __forceinline__ void chunk_unit(int u, const int* items, int count, const long long* bounds,
-                                           const RankArgs& a, const Frontier& fr, bool pull, double& change,
-                                           double& edges) {
+__device__ __forceinline__ void chunk_unit(int u, int n, const long long* bounds, const RankArgs& a,
+                                           const Frontier& fr, bool pull, double& change, double& edges) {
   __shared__ int listed[kMaxClasses - 1][kBlock];
   __shared__ int listed_count[kMaxClasses - 1];
   if (threadIdx.x < kMaxClasses - 1) listed_count[threadIdx.x] = 0;
   __syncthreads();
-  const long long item = static_cast<long long>(u) * kBlock + threadIdx.x;
-  const int v = item < count ? (items ? items[item] : static_cast<int>(item)) : 0;
+  const int v = u * kBlock + threadIdx.x;
   bool own = false;
-  if (item < count) {
+  if (v < n) {
     const long long d = a.in_offsets[v + 1] - a.in_offsets[v];
     own = d <= bounds[0];
     if (!own) {
@@ -213,131 +213,78 @@ __device__ __forceinline__ void chunk_unit(int u, const int* items, int count, c
   }
 }
 
-// What both fused launches take (as separate arguments) for DF/DF-P's
-// frontier and the end of the iteration: dx and worklist of the previous iteration (in) and of this one
-// (out), the in-degree bounds of the classes (for the chunked scheme), the
-// iteration's state, and when to pull (pull_edges) or walk the worklist
-// instead of every vertex (at most sparse_limit entries); parity is the
-// iteration's buffer, which picks its worklist size in the state.
-struct LoopArgs {
-  const long long* out_offsets;
-  const int* targets;
-  unsigned char* dx_in;
-  unsigned char* dx_out;
-  unsigned char* ever;
-  const int* queue_in;
-  int* queue_out;
-  const long long* bounds;
-  double* delta;
-  IterationState* state;
-  double tau;
-  int max_iterations;
-  double pull_edges;
-  int sparse_limit;
-  int parity;
-};
-
-// The mode of this iteration, read from the state the last iteration left:
-// pull (DF/DF-P, see dynamic_vertex), or a push over the worklist when it is
-// short (sparse), or a push over every vertex.
-template <bool FRONTIER>
-__device__ __forceinline__ void iteration_mode(const LoopArgs& l, bool& pull, bool& sparse, int& queued) {
-  pull = FRONTIER && l.state->pull;
-  queued = l.state->queued[l.parity];
-  sparse = FRONTIER && !pull && queued <= l.sparse_limit;
-}
-
 // Every degree class of the default variant in one launch, over the class
 // lists of degree_classes: class k (lanes 1, 8, 32, kBlock) has count[k]
 // vertex ids at ids[k * n, ...) and the units from first[k] on, heaviest
 // class first, so that the long block-per-hub work starts early instead of
 // forming the launch's tail; degree_classes wrote the plan on the device.
 // The last block to finish also ends the iteration, so an iteration is one
-// kernel. DF and DF-P run Alg. 5's expansion inside it (push or pull, see
-// dynamic_vertex), so a dynamic iteration is one kernel too, and a push
-// iteration whose worklist is short walks it in chunks (chunk_unit) instead
-// of the class lists. The unused frontier arguments of the other approaches
-// may be any pointers.
+// kernel. DT, DF and DF-P go through dynamic_vertex: DF and DF-P run Alg. 5's
+// expansion inside the launch (pushing marks, or pulling once the state says
+// so), so a dynamic iteration is one kernel too. The unused frontier
+// arguments of the other approaches may be any pointers.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock) rank_classes(
     const int* ids, int n, const ClassPlan* plan, const long long* in_offsets, const int* sources,
     const double* inv_degree, const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv,
-    double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets, unsigned char* dx_in, unsigned char* dx_out,
-    unsigned char* ever, const int* queue_in, int* queue_out, const long long* bounds, double* delta,
-    IterationState* state, double tau, int max_iterations, double pull_edges, int sparse_limit, int parity) {
-  const LoopArgs l{out_offsets, targets, dx_in, dx_out, ever, queue_in, queue_out, bounds, delta, state, tau,
-                   max_iterations, pull_edges, sparse_limit, parity};
-  if (l.state->done) return;
-  bool pull, sparse;
-  int queued;
-  iteration_mode<FRONTIER>(l, pull, sparse, queued);
-  const Frontier fr{l.out_offsets, l.targets, l.dx_in, l.dx_out, l.ever, l.queue_out, &l.state->queued[l.parity ^ 1]};
+    double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
+    unsigned char* dx_in, unsigned char* dx_out, unsigned char* ever, double* delta, IterationState* state,
+    double tau, int max_iterations, double pull_edges) {
+  if (state->done) return;
+  const bool pull = FRONTIER && state->pull;
+  const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
   const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
   double change = 0.0, edges = 0.0;
-  if (sparse) {
-    for_each_unit((queued + kBlock - 1) / kBlock, &l.state->work, [&](int u) {
-      chunk_unit<AFFECTED, FRONTIER, PRUNE>(u, l.queue_in, queued, l.bounds, a, fr, pull, change, edges);
-    });
-  } else {
-    for_each_unit(plan->total, &l.state->work, [&](int u) {
-      // k is uniform over the block, so every thread takes the same branch.
-      const int k = u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
-      const int* class_ids = ids + static_cast<long long>(k) * n;
-      const long long first_item = static_cast<long long>(u - plan->first[k]) * kBlock;
-      bool active;
-      int v;
-      switch (k) {
-        case 0:
-          v = dynpr::class_vertex<true>(first_item + threadIdx.x, class_ids, plan->count[0], in_offsets, 0, 0,
-                                        active);
-          change = fmax(change, step_vertex<class_lanes(0), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
-          break;
-        case 1:
-          v = dynpr::class_vertex<true>((first_item + threadIdx.x) / class_lanes(1), class_ids, plan->count[1],
-                                        in_offsets, 0, 0, active);
-          change = fmax(change, step_vertex<class_lanes(1), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
-          break;
-        case 2:
-          v = dynpr::class_vertex<true>((first_item + threadIdx.x) / class_lanes(2), class_ids, plan->count[2],
-                                        in_offsets, 0, 0, active);
-          change = fmax(change, step_vertex<class_lanes(2), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
-          break;
-        default:
-          v = dynpr::class_vertex<true>(first_item / kBlock, class_ids, plan->count[3], in_offsets, 0, 0, active);
-          change = fmax(change, step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
-      }
-    });
-  }
-  end_block<FRONTIER>(change, edges, l.delta, l.state, l.tau, l.max_iterations, l.pull_edges, l.parity);
+  for_each_unit(plan->total, &state->work, [&](int u) {
+    // k is uniform over the block, so every thread takes the same branch.
+    const int k = u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
+    const int* class_ids = ids + static_cast<long long>(k) * n;
+    const long long first_item = static_cast<long long>(u - plan->first[k]) * kBlock;
+    bool active;
+    int v;
+    switch (k) {
+      case 0:
+        v = dynpr::class_vertex<true>(first_item + threadIdx.x, class_ids, plan->count[0], in_offsets, 0, 0, active);
+        change = fmax(change, step_vertex<class_lanes(0), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
+        break;
+      case 1:
+        v = dynpr::class_vertex<true>((first_item + threadIdx.x) / class_lanes(1), class_ids, plan->count[1],
+                                      in_offsets, 0, 0, active);
+        change = fmax(change, step_vertex<class_lanes(1), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
+        break;
+      case 2:
+        v = dynpr::class_vertex<true>((first_item + threadIdx.x) / class_lanes(2), class_ids, plan->count[2],
+                                      in_offsets, 0, 0, active);
+        change = fmax(change, step_vertex<class_lanes(2), AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
+        break;
+      default:
+        v = dynpr::class_vertex<true>(first_item / kBlock, class_ids, plan->count[3], in_offsets, 0, 0, active);
+        change = fmax(change, step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
+    }
+  });
+  end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
 }
 
 // Partition level "none" of the default: the same classes, lanes and
 // arithmetic as rank_classes (so the same ranks, bit for bit), chosen by
-// degree inside the launch (chunk_unit over all vertices, or over the
-// worklist when it is short) instead of from lists made beforehand. No
-// partition phase and no vertex lists in memory.
+// degree inside the launch (chunk_unit over all vertices) instead of from
+// lists made beforehand. No partition phase and no vertex lists in memory.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock) rank_chunks(
     int n, const long long* in_offsets, const int* sources, const double* inv_degree, const double* R,
     const double* C, double* Rnew, double* Cnew, unsigned char* dv, double c0, double alpha, double tau_f,
     double tau_p, const long long* out_offsets, const int* targets, unsigned char* dx_in, unsigned char* dx_out,
-    unsigned char* ever, const int* queue_in, int* queue_out, const long long* bounds, double* delta,
-    IterationState* state, double tau, int max_iterations, double pull_edges, int sparse_limit, int parity) {
-  const LoopArgs l{out_offsets, targets, dx_in, dx_out, ever, queue_in, queue_out, bounds, delta, state, tau,
-                   max_iterations, pull_edges, sparse_limit, parity};
-  if (l.state->done) return;
-  bool pull, sparse;
-  int queued;
-  iteration_mode<FRONTIER>(l, pull, sparse, queued);
-  const Frontier fr{l.out_offsets, l.targets, l.dx_in, l.dx_out, l.ever, l.queue_out, &l.state->queued[l.parity ^ 1]};
+    unsigned char* ever, const long long* bounds, double* delta, IterationState* state, double tau,
+    int max_iterations, double pull_edges) {
+  if (state->done) return;
+  const bool pull = FRONTIER && state->pull;
+  const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
   const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
-  const int* items = sparse ? l.queue_in : nullptr;
-  const int count = sparse ? queued : n;
   double change = 0.0, edges = 0.0;
-  for_each_unit((count + kBlock - 1) / kBlock, &l.state->work, [&](int u) {
-    chunk_unit<AFFECTED, FRONTIER, PRUNE>(u, items, count, l.bounds, a, fr, pull, change, edges);
+  for_each_unit((n + kBlock - 1) / kBlock, &state->work, [&](int u) {
+    chunk_unit<AFFECTED, FRONTIER, PRUNE>(u, n, bounds, a, fr, pull, change, edges);
   });
-  end_block<FRONTIER>(change, edges, l.delta, l.state, l.tau, l.max_iterations, l.pull_edges, l.parity);
+  end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
 }
 
 

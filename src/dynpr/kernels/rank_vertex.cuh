@@ -152,32 +152,18 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
 constexpr unsigned char kAffected = 1;  // computed every iteration (DT's reachable set; DF/DF-P's delta_V)
 constexpr unsigned char kExpanded = 2;  // DF: out-neighbours already marked (its affected set only grows)
 constexpr unsigned char kWritten = 4;   // computed last iteration: the two rank buffers differ at v
-// Bits of the frontier bytes dx[v].
-constexpr unsigned char kMarked = 1;  // an in-neighbour expanded: v is affected from the next iteration on
-constexpr unsigned char kQueued = 2;  // v is on the next iteration's worklist
-
 // Where the fused dynamic step keeps its frontier: out CSR of the new graph,
-// dx_in = the previous iteration's frontier bytes (read and cleared here),
-// dx_out = this iteration's (read by the next; the two swap every iteration,
-// so a vertex's mark never races with its own read), ever = vertices ever
-// computed as affected, and the next iteration's worklist: every vertex it
-// must visit (computed now, or newly marked), listed once.
+// dx_in = vertices marked by the previous iteration's push expansion (read
+// and cleared here), dx_out = those this iteration's expansion marks (read by
+// the next iteration; the two swap every iteration, so a vertex's mark never
+// races with its own read), ever = vertices ever computed as affected.
 struct Frontier {
   const long long* offsets;
   const int* targets;
   unsigned char* dx_in;
   unsigned char* dx_out;
   unsigned char* ever;
-  int* queue_out;
-  int* queued_out;
 };
-
-// Flag v for the next iteration (kQueued plus `bits`) and list it there once.
-__device__ __forceinline__ void enqueue(const Frontier& fr, int v, unsigned bits) {
-  bits |= kQueued;
-  if ((fr.dx_out[v] & bits) == bits) return;  // a plain read skips most atomics on popular targets
-  if (!(atomic_or_byte(fr.dx_out, v, bits) & kQueued)) append(fr.queue_out, fr.queued_out, v);
-}
 
 // One vertex of DT, DF or DF-P in the default's fused launch (lanes, order
 // and arithmetic as rank_vertex, so the same ranks bit for bit). Every lane of
@@ -187,13 +173,10 @@ __device__ __forceinline__ void enqueue(const Frontier& fr, int v, unsigned bits
 // marked (fr.dx_in); a vertex whose relative change exceeds tau_f marks its
 // out-neighbours in fr.dx_out with its own G lanes, or, in classes narrower
 // than a warp and for more than 32 out-neighbours, with the whole warp (on
-// web-NotreDame a vertex of in-degree 1 has 3,445 out-neighbours). DF and
-// DF-P also list the next iteration's vertices (every vertex computed now,
-// which computes again or, pruned, carries its rank over; every newly
-// marked one), so a small frontier is visited through that worklist instead
-// of a sweep over all vertices (kernels/pagerank.cu). Push work grows with
-// the frontier: `edges` adds the in-edges gathered and out-edges marked,
-// which decide when the loop turns to pull mode (dynpr.designs.PULL_SHARE).
+// web-NotreDame a vertex of in-degree 1 has 3,445 out-neighbours). Push work
+// grows with the frontier: `edges` adds the in-edges gathered and out-edges
+// marked, which decide when the loop turns to pull mode
+// (dynpr.designs.PULL_SHARE).
 //
 // Pull mode (pull = true; the direction-optimizing BFS's bottom-up step):
 // every vertex gathers, and v is affected when dv says so, when it was marked
@@ -213,16 +196,16 @@ template <int G, bool FRONTIER, bool PRUNE>
 __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankArgs& a, const Frontier& fr,
                                                  bool pull, double& edges) {
   const int lane = threadIdx.x % G;
-  unsigned char flags = 0, mark = 0;
-  bool compute = false;
+  unsigned char flags = 0;
+  bool marked = false, compute = false;
   long long begin = 0, end = 0;
   if (active) {
     flags = a.dv[v];
-    if (FRONTIER) mark = fr.dx_in[v];
+    if (FRONTIER) marked = fr.dx_in[v];
     // Loaded whatever the flags say: one dependent load less per vertex.
     begin = a.in_offsets[v];
     end = a.in_offsets[v + 1];
-    compute = pull || (flags & kAffected) || (mark & kMarked);
+    compute = pull || (flags & kAffected) || marked;
   }
   bool announced = false;  // pull: an in-neighbour expanded last iteration
   double c = 0.0;
@@ -242,8 +225,8 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   int expand = 0;
   const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   if (finisher) {
-    if (FRONTIER && mark) fr.dx_in[v] = 0;
-    if (!((flags & kAffected) || (mark & kMarked) || announced)) {
+    if (marked) fr.dx_in[v] = 0;
+    if (!((flags & kAffected) || marked || announced)) {
       if (pull || (flags & kWritten)) {  // buffers differ at v: carry its rank over
         a.Rnew[v] = a.R[v];
         a.Cnew[v] = fabs(a.C[v]);
@@ -262,7 +245,6 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
           expand = 1;
           if (!PRUNE) flags |= kExpanded;
         }
-        if (!pull) enqueue(fr, v, 0);
       }
       a.dv[v] = flags;
       a.Rnew[v] = r;
@@ -293,12 +275,12 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
       const int leader = __ffs(leaders) - 1;
       const long long first = __shfl_sync(0xffffffffu, out_begin, leader);
       const long long last = __shfl_sync(0xffffffffu, out_end, leader);
-      for (long long e = first + threadIdx.x % 32; e < last; e += 32) enqueue(fr, fr.targets[e], kMarked);
+      for (long long e = first + threadIdx.x % 32; e < last; e += 32) fr.dx_out[fr.targets[e]] = 1;
     }
     if (by_warp) expand = 0;
   }
   if (expand) {
-    for (long long e = out_begin + lane; e < out_end; e += G) enqueue(fr, fr.targets[e], kMarked);
+    for (long long e = out_begin + lane; e < out_end; e += G) fr.dx_out[fr.targets[e]] = 1;
   }
   return change;
 }
