@@ -65,11 +65,15 @@ CLASS_LANES = (1, 8, 32, BLOCK)
 #: In-degree bounds of the classes: a thread up to 8 in-edges, 8 lanes up to 64, a warp up to 1024.
 CLASS_BOUNDS = (8, 64, 1024)
 #: DF/DF-P iterate in push mode (affected vertices gather, expanding ones mark their out-neighbours)
-#: until one iteration's push work, in-edges gathered plus out-edges marked, exceeds this share of the
-#: graph's edges; from the next iteration on they pull (every vertex gathers, expansions travel in the
-#: sign of the contributions: kernels/rank_vertex.cuh, dynamic_vertex). 0 pulls from the first
-#: iteration, ``inf`` never. PLACEHOLDER: measured by benchmarks/bench_gpu.py --pull-shares.
-PULL_SHARE = 0.5
+#: until the initial marking's or one iteration's push work, in-edges gathered plus out-edges marked,
+#: exceeds this share of the graph's edges; from the next iteration on they pull (every vertex gathers,
+#: expansions travel in the sign of the contributions: kernels/rank_vertex.cuh, dynamic_vertex).
+#: Measured on the H100 (benchmarks/bench_gpu.py --pull-shares, random batches 1e-7..1e-1 on
+#: web-NotreDame, soc-Epinions1, R-MAT 21 and temporal ones on sx-mathoverflow): geometric mean of
+#: DF-P's speedup over Static across those 24 cases 2.253 pulling from the start, 2.281 / 2.270 /
+#: 2.283 / 2.238 at shares 0.02 / 0.05 / 0.1 / 0.2, 1.458 never pulling; push pays only on the
+#: smallest frontiers (R-MAT 21 at 1e-7: 9.5x Static at 0.1, 8.6x pulling from the start).
+PULL_SHARE = 0.1
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
 #: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.

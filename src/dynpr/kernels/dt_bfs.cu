@@ -28,24 +28,43 @@
 namespace {
 
 constexpr int kSmallLevel = 2 * dynpr::kWarps;
-constexpr int kGroup = 8;  // lanes per queue entry
+constexpr int kGroup = 8;                   // lanes per queue entry
+constexpr int kStaged = 8 * dynpr::kBlock;  // entries a block gathers per level before listing them
 
-// Reach w in pass `pass`: mark it affected and list it for the next level, once.
-__device__ __forceinline__ void reach(int w, int pass, unsigned* next, int* next_count, int* visited,
-                                      unsigned char* dv) {
+// The next level's entries a block found, listed in shared memory (shared
+// atomics) and copied to the queue at the end of the level with one global
+// atomic per block: a global atomic per find, on one counter, cost most of a
+// level on web-NotreDame. Finds beyond kStaged go to the queue directly.
+struct Staged {
+  unsigned entries[kStaged];
+  int count;
+  int base;
+};
+
+// Reach w in pass `pass`: mark it affected and stage it for the next level, once.
+__device__ __forceinline__ void reach(int w, int pass, Staged& staged, unsigned* next, int* next_count,
+                                      int* visited, unsigned char* dv) {
   const int bit = 1 << pass;
   // The plain read skips the atomic for vertices this pass already reached.
   if (!(__ldcg(&visited[w]) & bit) && !(atomicOr(&visited[w], bit) & bit)) {
-    dynpr::append(next, next_count, static_cast<unsigned>(w) << 1 | pass);
+    const unsigned entry = static_cast<unsigned>(w) << 1 | pass;
+    const int slot = atomicAdd(&staged.count, 1);
+    if (slot < kStaged) {
+      staged.entries[slot] = entry;
+    } else {
+      dynpr::append(next, next_count, entry);
+    }
     dv[w] = 1;
   }
 }
 
 // The entries [0, count) of `level` expanded into `next` by the warps
-// first_warp, first_warp + warps, ...; the loop bounds are uniform over a warp.
+// first_warp, first_warp + warps, ... of blocks that all call (the loop
+// bounds are uniform over a warp; the staged entries are listed at the end).
 __device__ __forceinline__ void expand_level(const unsigned* level, int count, unsigned* next, int* next_count,
                                              long long first_warp, long long warps, const long long* const* offsets,
-                                             const int* const* targets, int* visited, unsigned char* dv) {
+                                             const int* const* targets, int* visited, unsigned char* dv,
+                                             Staged& staged) {
   constexpr int kPerWarp = 32 / kGroup;
   const int lane = threadIdx.x & 31, sub = lane % kGroup;
   for (long long i0 = first_warp * kPerWarp; i0 < count; i0 += warps * kPerWarp) {
@@ -65,12 +84,22 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
       const int p = __shfl_sync(0xffffffffu, pass, leader);
       const long long first = __shfl_sync(0xffffffffu, begin, leader);
       const long long last = __shfl_sync(0xffffffffu, end, leader);
-      for (long long e = first + lane; e < last; e += 32) reach(targets[p][e], p, next, next_count, visited, dv);
+      for (long long e = first + lane; e < last; e += 32) reach(targets[p][e], p, staged, next, next_count, visited, dv);
     }
     if (!by_warp) {
-      for (long long e = begin + sub; e < end; e += kGroup) reach(targets[pass][e], pass, next, next_count, visited, dv);
+      for (long long e = begin + sub; e < end; e += kGroup) {
+        reach(targets[pass][e], pass, staged, next, next_count, visited, dv);
+      }
     }
   }
+  __syncthreads();
+  const int found = min(staged.count, kStaged);
+  if (threadIdx.x == 0 && found) staged.base = atomicAdd(next_count, found);
+  __syncthreads();
+  for (int j = threadIdx.x; j < found; j += blockDim.x) next[staged.base + j] = staged.entries[j];
+  __syncthreads();  // every thread read count and base before they are reset
+  if (threadIdx.x == 0) staged.count = 0;
+  __syncthreads();
 }
 
 }  // namespace
@@ -87,6 +116,8 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
   const int* const graph_targets[2] = {old_targets, targets};
   const long long slots = 2LL * n;  // one level's queue
   const int sources = num_del + num_ins;
+  __shared__ Staged staged;
+  if (threadIdx.x == 0) staged.count = 0;
   for (long long i = tid; i < sources; i += threads) {
     const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
     const int before = atomicOr(&visited[u], 3);
@@ -102,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
     if (count == 0) break;
     if (count > kSmallLevel) {
       expand_level(queue + (level & 1) * slots, count, queue + ((level + 1) & 1) * slots, &control[(level + 1) % 3],
-                   tid >> 5, threads >> 5, graph_offsets, graph_targets, visited, dv);
+                   tid >> 5, threads >> 5, graph_offsets, graph_targets, visited, dv, staged);
       if (tid == 0) control[(level + 2) % 3] = 0;
       ++level;
     } else {
@@ -111,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
         while (small > 0 && small <= kSmallLevel) {
           expand_level(queue + (level & 1) * slots, small, queue + ((level + 1) & 1) * slots,
                        &control[(level + 1) % 3], threadIdx.x >> 5, dynpr::kWarps, graph_offsets, graph_targets,
-                       visited, dv);
+                       visited, dv, staged);
           if (threadIdx.x == 0) control[(level + 2) % 3] = 0;
           ++level;
           __syncthreads();  // the level's appends are visible to the block
