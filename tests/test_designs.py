@@ -61,7 +61,11 @@ def test_variants_declare_one_production_design():
     with pytest.raises(ValueError, match="unknown GPU variant 'nope'"):
         designs.variant("nope")
     # the fused designs are the ones the default engine runs itself; every other one is a baseline
-    assert {v.name for v in designs.VARIANTS.values() if v.fused} == {"classes", "classes_sync"}
+    assert {v.name for v in designs.VARIANTS.values() if v.fused} == {"classes", "classes_sync", "classes_graphs",
+                                                                       "classes_persistent"}
+    # the default picks its launch by size; the two forced variants bracket it
+    bounds = {name: designs.VARIANTS[name].persistent_below for name in ("classes_graphs", "classes_persistent")}
+    assert bounds["classes_graphs"] == 0 < designs.VARIANTS["classes"].persistent_below < bounds["classes_persistent"]
 
 
 def test_approach_flags_cover_every_approach():

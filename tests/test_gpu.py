@@ -240,10 +240,12 @@ def test_variant_cap_and_initial(variant):
 
 
 @pytest.mark.parametrize("iterations", (1, 2, 15, 16, 17, 31, 32, 33))
-def test_graph_replay_stops_at_the_cap(iterations):
-    # Caps on both sides of the replay size (16 per replay).
+@pytest.mark.parametrize("variant", ("classes_graphs", "classes_persistent"))
+def test_graph_replay_and_persistent_solve_stop_at_the_cap(iterations, variant):
+    # Caps on both sides of the replay size (16 per replay); the persistent solve's ring of
+    # three slots wraps at 3, 4, 6, ...
     graph = load("CollegeMsg")
-    options = replace(OPTIONS, max_iterations=iterations)
+    options = replace(OPTIONS, max_iterations=iterations, variant=variant)
     cpu = cpu_pagerank.update("static", None, graph, None, None, options)
     gpu = gpu_pagerank.update("static", None, graph, None, None, options)
     assert gpu.iterations == iterations
@@ -353,6 +355,44 @@ def test_push_and_pull_modes_give_the_unfused_run(name, approach, partition, fra
         fused = gpu_pagerank.update(approach, old, new, batch, previous, options, pull_share=share)
         assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected), share
         np.testing.assert_array_equal(fused.ranks, unfused.ranks)
+
+
+@pytest.mark.parametrize("partition", ("none", "in_out"))
+@pytest.mark.parametrize("approach", APPROACHES)
+@pytest.mark.parametrize("name", ("CollegeMsg", "web-NotreDame", "rmat14"))
+def test_persistent_solve_is_the_launch_per_iteration_run(name, approach, partition):
+    # One cooperative launch per solve sweeps the same classes with the same lanes as a
+    # launch per iteration, and takes the same decisions (stop, pull) from the same sums.
+    old, new, batch, previous, _ = scenario(name, 1e-3)
+    graphs, persistent = (
+        gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition=partition, variant=v))
+        for v in ("classes_graphs", "classes_persistent"))
+    assert (persistent.iterations, persistent.affected, persistent.converged) == (
+        graphs.iterations, graphs.affected, graphs.converged)
+    np.testing.assert_array_equal(persistent.ranks, graphs.ranks)
+    assert persistent.variant == "classes_persistent"
+
+
+def test_default_picks_its_launch_by_size(monkeypatch):
+    # Below PERSISTENT_EDGES the default runs the persistent kernel, at or above it one launch
+    # per iteration; both give the same run.
+    graph = load("CollegeMsg")
+    gpu_pagerank._warm_up()  # its own runs stay out of `seen`
+    seen = []
+    original = gpu_classes.ClassRanks.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self.persistent)
+
+    monkeypatch.setattr(gpu_classes.ClassRanks, "__init__", spy)
+    small = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    limit = graph.num_edges
+    monkeypatch.setattr(designs, "VARIANTS", {**designs.VARIANTS, "classes": replace(
+        designs.VARIANTS["classes"], persistent_below=limit)})
+    large = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    assert seen == [graph.num_edges < designs.PERSISTENT_EDGES, False]
+    np.testing.assert_array_equal(small.ranks, large.ranks)
 
 
 def _broom(n_chain: int, fan: int) -> Graph:

@@ -74,6 +74,11 @@ CLASS_BOUNDS = (8, 64, 1024)
 #: 2.283 / 2.238 at shares 0.02 / 0.05 / 0.1 / 0.2, 1.458 never pulling; push pays only on the
 #: smallest frontiers (R-MAT 21 at 1e-7: 9.5x Static at 0.1, 8.6x pulling from the start).
 PULL_SHARE = 0.1
+#: The default ("classes") runs a graph of fewer edges than this as one cooperative launch per solve
+#: (rank_persistent: a grid-wide sync ends each iteration) instead of a launch per iteration replayed
+#: from CUDA graphs. PLACEHOLDER: measured by benchmarks/bench_gpu.py --variants classes_graphs
+#: classes_persistent.
+PERSISTENT_EDGES = 1 << 22
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
 #: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.
@@ -96,6 +101,9 @@ class KernelVariant:
     fused : one launch per iteration that also ends the iteration on the device.
     graphs : iterations replayed from CUDA graphs (else one host read per iteration).
     relabel : relabels large graphs hub-first for Static and ND.
+    persistent_below : a graph of fewer edges (self-loops included) runs its whole solve in one
+        cooperative launch, every iteration ended by a grid-wide sync, instead of a launch per
+        iteration (0: never).
     """
 
     name: str
@@ -107,12 +115,18 @@ class KernelVariant:
     fused: bool = False
     graphs: bool = False
     relabel: bool = False
+    persistent_below: int = 0
 
 
 VARIANTS = {v.name: v for v in (
     KernelVariant("classes", "four in-degree classes, precomputed contributions, one fused launch per iteration "
-                  "replayed from CUDA graphs, device-side convergence", production=True, classes=4, prc=True,
+                  "replayed from CUDA graphs, device-side convergence; below PERSISTENT_EDGES edges the whole "
+                  "solve in one cooperative launch", production=True, classes=4, prc=True, fused=True,
+                  graphs=True, relabel=True, persistent_below=PERSISTENT_EDGES),
+    KernelVariant("classes_graphs", "the default's launch per iteration at every size", classes=4, prc=True,
                   fused=True, graphs=True, relabel=True),
+    KernelVariant("classes_persistent", "the default's whole solve in one cooperative launch at every size",
+                  classes=4, prc=True, fused=True, relabel=True, persistent_below=1 << 62),
     KernelVariant("classes_sync", "the default's kernels with one host read per iteration", classes=4, prc=True,
                   fused=True),
     KernelVariant("classes_unfused", "the default's classes as one launch each plus separate finish, clear and "

@@ -107,22 +107,26 @@ class ClassRanks:
     Every launch is gated by the device-side ``done`` flag.
 
     With the default classes and ``fuse``, one launch serves all classes and
-    ends the iteration itself (``fuses_finish``): ``rank_classes`` over the
+    ends the iteration itself (``fuses_finish``): ``rank_fused`` over the
     class lists, whose block layout ``degree_classes`` writes on the device,
-    or at level ``none`` ``rank_chunks``, which sorts each chunk of 256
-    vertices into the same classes in shared memory. Both take work from a
-    device counter with a grid fixed on the host, so no host read sizes them.
-    Otherwise one launch per class (sized from class counts read back)."""
+    or at level ``none`` over chunks of 256 vertices sorted into the same
+    classes in shared memory; with ``persistent`` one cooperative launch
+    (``rank_persistent``) runs every iteration of the solve. They take work
+    from a device counter with a grid fixed on the host, so no host read sizes
+    them. Otherwise one launch per class (sized from class counts read back)."""
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc,
-                 fuse):
+                 fuse, persistent: bool = False):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
         self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
         # One class needs no list: every vertex belongs to it.
         self.listed = options.partition in ("in", "in_out") and len(self.lanes) > 1
         self.names = [loader.group_kernel_name(k, self.listed, mode, prc) for k in self.lanes]
         self.fuses_finish = fuse and prc and self.lanes == CLASS_LANES
-        self.fused_name = loader.fused_kernel_name(self.listed, mode)
+        self.persistent = persistent and self.fuses_finish
+        if self.persistent:
+            self.kernels = kernels = kernels | loader.persistent_kernels()
+        self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
@@ -131,6 +135,8 @@ class ClassRanks:
         if self.listed:
             self.plan = cupy.zeros(CLASS_PLAN.words, dtype=cupy.int32)  # kernels/layouts.cuh, ClassPlan
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
+        else:  # the fused kernels take them, unused without lists
+            self.plan, self.ids = self.bounds_dev, self.bounds_dev
         if self.fuses_finish:
             self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds)
 
@@ -144,6 +150,25 @@ class ClassRanks:
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[CLASS_PLAN.span("count")][:len(self.lanes)].get()]
 
+    def _fused_args(self, ranks, dv, dx, ever, scratch, state, pull_edges) -> tuple:
+        """Arguments of ``rank_fused`` (ranks = R, C, Rnew, Cnew; dx = dx_in, dx_out;
+        scratch = the change slots) or ``rank_persistent`` (ranks = R0, C0, R1, C1;
+        dx = dx0, dx1; scratch = the change slots and the work counters)."""
+        g, o = self.g, self.options
+        c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
+        tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
+        return ((self.ids, np.int32(g.n), self.plan, self.bounds_dev, g.in_offsets, g.sources, g.inv_degree, *ranks,
+                 dv, c0, alpha, tau_f, tau_p, g.offsets, g.targets, *dx, ever, *scratch, state,
+                 np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges)))
+
+    def solve(self, ranks, contributions, dv, dx, ever, slots, work, state, pull_edges) -> None:
+        """Every iteration in one cooperative launch (``persistent``): iteration i reads
+        buffer i % 2 of ``ranks`` and ``contributions`` (and of ``dx``) and writes the other;
+        ``slots`` (six float64) and ``work`` (three int32) start zeroed."""
+        args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,
+                                (slots, work), state, pull_edges)
+        self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
+
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
         (``state``: the int32 array of ``IterationState``; only the fused kernels end the
@@ -156,14 +181,7 @@ class ClassRanks:
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
             dx_in, dx_out, ever, pull_edges = frontier
-            out = (c0, alpha, tau_f, tau_p, g.offsets, g.targets, dx_in, dx_out, ever)
-            tail = (delta, state, np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges))
-            if self.listed:
-                args = (self.ids, np.int32(g.n), self.plan, g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew,
-                        dv) + out + tail
-            else:
-                args = (np.int32(g.n), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv) + out + (
-                    self.bounds_dev,) + tail
+            args = self._fused_args((R, C, Rnew, Cnew), dv, (dx_in, dx_out), ever, (delta,), state, pull_edges)
             self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
             return
         done = state[ITERATION_STATE.span("done")]

@@ -50,7 +50,8 @@ class IterationLoop:
         Holding the step's kernels (and, for unfused steps, ``finish_iteration``,
         ``clear_flags`` and ``mark_initial``).
     step : ClassRanks or PushRanks
-        ``prepare()``, ``step(...)``, ``prc`` and ``fuses_finish``.
+        ``prepare()``, ``step(...)``, ``prc``, ``fuses_finish`` and ``persistent`` (then
+        ``solve(...)`` runs every iteration in one launch).
     expansion : object, optional
         Unfused DF/DF-P only: ``prepare()`` and ``expand(dn, dv, ever, done)``.
     relabel : dynpr.gpu.classes.Relabel, optional
@@ -80,6 +81,8 @@ class IterationLoop:
             else:
                 self.dn = cupy.zeros(n, dtype=cupy.uint8)
         self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
+        # a whole-solve launch's ring of three (change, push work) slots and work counters
+        self.slots, self.work = cupy.zeros(6, dtype=cupy.float64), cupy.zeros(3, dtype=cupy.int32)
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
         self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
@@ -140,7 +143,8 @@ class IterationLoop:
         stream = cupy.cuda.Stream(non_blocking=True)
         with stream:
             replay = None
-            if graphs:
+            persistent = self.step.persistent
+            if graphs and not persistent:
                 # Every launch's size is known on the host, so the graph is captured
                 # before anything runs (host work outside the timed phases).
                 stream.begin_capture()
@@ -160,8 +164,11 @@ class IterationLoop:
             if self.step.prc:
                 self.kernels["contributions"](grid_for(self.g.n), (BLOCK,), (
                     self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0], self.contrib[1]))
+            if persistent:
+                self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.slots, self.work,
+                                self.state, self.pull_edges)
             launched = 0
-            while True:
+            while not persistent:
                 if replay is not None:
                     replay.launch(stream)
                 else:

@@ -113,15 +113,16 @@ def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], p
     return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
 
 
-def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool]) -> str:
-    """Template name of the default's fused launch: ``rank_classes`` over class
-    lists, ``rank_chunks`` without them."""
-    return f"{'rank_classes' if listed else 'rank_chunks'}<{_bools(*mode)}>"
+def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: bool = False) -> str:
+    """Template name of the default's fused launch (``rank_fused``, an iteration per launch) or
+    of its whole-solve cooperative launch (``rank_persistent``), over class lists or not."""
+    return f"{'rank_persistent' if persistent else 'rank_fused'}<{_bools(listed, *mode)}>"
 
 
 # Template instantiations go through NVRTC name expressions; extern "C"
 # kernels are found by their plain names.
 PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
+PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True) for listed in (True, False) for mode in RANK_MODES)
 PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "contributions", "relabel_vertices", "relabel_rows",
                   "relabel_long_rows")
 # The baselines: the partitioned design's kernels, the precomputed-contribution
@@ -171,6 +172,12 @@ def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], coop
 def pagerank_kernels() -> Kernels:
     """The default engine's kernels, ``kernels/pagerank.cu``."""
     return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN)
+
+
+def persistent_kernels() -> Kernels:
+    """The default's whole-solve kernels (``rank_persistent`` of ``kernels/pagerank.cu``), launched
+    cooperatively: the same source compiled as a cooperative module."""
+    return module("pagerank.cu", PERSISTENT_TEMPLATES, (), True)
 
 
 def baseline_kernels() -> Kernels:

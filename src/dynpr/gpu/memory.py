@@ -22,8 +22,9 @@ in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
                                units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change and push work,        40
-                               6 int32 state
+convergence                    float64 change and push work, 6      100
+                               int32 state, 3 slots of both and
+                               3 int32 counters (persistent)
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
@@ -72,8 +73,9 @@ GIB = 1 << 30
 DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
 MODEL_APPROACHES = APPROACHES + ("kahn",)
-#: Bytes of the device-side loop state: the float64 change and push work, and the IterationState block.
-_LOOP_STATE = 16 + 4 * ITERATION_STATE.words
+#: Bytes of the device-side loop state: the float64 change and push work, the IterationState block, and
+#: the whole-solve launch's three slots of change and push work and three work counters.
+_LOOP_STATE = 16 + 4 * ITERATION_STATE.words + 48 + 12
 _INT32_MAX = (1 << 31) - 1
 
 

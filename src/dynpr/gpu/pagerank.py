@@ -52,7 +52,8 @@ from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_conver
 def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
                 pull_share: float = PULL_SHARE) -> EngineRun:
-    """The default's fused class kernels (``classes``; ``classes_sync`` without CUDA graphs), with the
+    """The default's fused class kernels (``classes``; ``classes_graphs`` and ``classes_persistent``
+    force a launch per iteration or one per solve, ``classes_sync`` has no CUDA graphs), with the
     in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given, and DF/DF-P turning
     from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`)."""
     cupy = loader.require_cupy()
@@ -62,7 +63,9 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
             g.n, cupy.cuda.Device().attributes["L2CacheSize"]):
         relabel = Relabel(kernels, cupy, g, start_ranks)
         g = relabel.graph
-    step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True)
+    persistent = int(g.sources.size) < design.persistent_below
+    step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True,
+                      persistent)
     loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel,
                          pull_share=pull_share)
     return loop.run(design.graphs)
@@ -83,14 +86,16 @@ def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_s
 
 @functools.cache
 def _warm_up() -> None:
-    """Run every approach and partition level of the default once on a tiny graph, so
-    that compilation and module loading (ours and CuPy's own kernels) stay out of
-    every timed call; :func:`dynpr.gpu.baselines.run` warms the baselines up."""
+    """Run every approach and partition level of the default once on a tiny graph, a launch
+    per iteration and one per solve, so that compilation and module loading (ours and
+    CuPy's own kernels) stay out of every timed call; :func:`dynpr.gpu.baselines.run`
+    warms the baselines up."""
     g, g_old, batch, start = tiny_case()
-    for partition in PARTITIONS:
-        options = PageRankOptions(partition=partition, max_iterations=3)
-        for approach in APPROACHES:
-            _dispatch(approach, g, g_old, batch, start, options)
+    for variant in ("classes_graphs", "classes_persistent"):
+        for partition in PARTITIONS:
+            options = PageRankOptions(partition=partition, max_iterations=3, variant=variant)
+            for approach in APPROACHES:
+                _dispatch(approach, g, g_old, batch, start, options)
     # The relabelling of large graphs (CuPy's sort, scan and compaction kernels too);
     # row limit 1 sends rows through the long-row path as well.
     cupy = loader.require_cupy()

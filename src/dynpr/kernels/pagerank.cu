@@ -213,33 +213,33 @@ __device__ __forceinline__ void chunk_unit(int u, int n, const long long* bounds
   }
 }
 
-// Every degree class of the default variant in one launch, over the class
-// lists of degree_classes: class k (lanes 1, 8, 32, kBlock) has count[k]
+// One iteration's rank step over every vertex, by the blocks of the launch:
+// with class lists (LISTED) every degree class of the default variant, over
+// the lists of degree_classes: class k (lanes 1, 8, 32, kBlock) has count[k]
 // vertex ids at ids[k * n, ...) and the units from first[k] on, heaviest
 // class first, so that the long block-per-hub work starts early instead of
-// forming the launch's tail; degree_classes wrote the plan on the device.
-// The last block to finish also ends the iteration, so an iteration is one
-// kernel. DT, DF and DF-P go through dynamic_vertex: DF and DF-P run Alg. 5's
-// expansion inside the launch (pushing marks, or pulling once the state says
-// so), so a dynamic iteration is one kernel too. The unused frontier
-// arguments of the other approaches may be any pointers.
-template <bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock) rank_classes(
-    const int* ids, int n, const ClassPlan* plan, const long long* in_offsets, const int* sources,
-    const double* inv_degree, const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv,
-    double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
-    unsigned char* dx_in, unsigned char* dx_out, unsigned char* ever, double* delta, IterationState* state,
-    double tau, int max_iterations, double pull_edges) {
-  if (state->done) return;
-  const bool pull = FRONTIER && state->pull;
-  const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
-  const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
-  double change = 0.0, edges = 0.0;
-  for_each_unit(plan->total, &state->work, [&](int u) {
+// forming the launch's tail (degree_classes wrote the plan on the device);
+// without lists (partition level "none") chunk_unit over all vertices, the
+// same classes chosen by degree inside the launch. Every vertex gets the
+// same lanes and arithmetic either way, so the same ranks, bit for bit.
+// DT, DF and DF-P go through dynamic_vertex: DF and DF-P run Alg. 5's
+// expansion inside the sweep (pushing marks, or pulling when `pull`).
+template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
+__device__ __forceinline__ void sweep(const int* ids, int n, const ClassPlan* plan, const long long* bounds,
+                                      const RankArgs& a, const Frontier& fr, bool pull, int* work, double& change,
+                                      double& edges) {
+  if constexpr (!LISTED) {
+    for_each_unit((n + kBlock - 1) / kBlock, work, [&](int u) {
+      chunk_unit<AFFECTED, FRONTIER, PRUNE>(u, n, bounds, a, fr, pull, change, edges);
+    });
+    return;
+  }
+  for_each_unit(plan->total, work, [&](int u) {
     // k is uniform over the block, so every thread takes the same branch.
     const int k = u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
     const int* class_ids = ids + static_cast<long long>(k) * n;
     const long long first_item = static_cast<long long>(u - plan->first[k]) * kBlock;
+    const long long* in_offsets = a.in_offsets;
     bool active;
     int v;
     switch (k) {
@@ -262,29 +262,82 @@ __global__ void __launch_bounds__(kBlock) rank_classes(
         change = fmax(change, step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges));
     }
   });
-  end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
 }
 
-// Partition level "none" of the default: the same classes, lanes and
-// arithmetic as rank_classes (so the same ranks, bit for bit), chosen by
-// degree inside the launch (chunk_unit over all vertices) instead of from
-// lists made beforehand. No partition phase and no vertex lists in memory.
-template <bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock) rank_chunks(
-    int n, const long long* in_offsets, const int* sources, const double* inv_degree, const double* R,
-    const double* C, double* Rnew, double* Cnew, unsigned char* dv, double c0, double alpha, double tau_f,
-    double tau_p, const long long* out_offsets, const int* targets, unsigned char* dx_in, unsigned char* dx_out,
-    unsigned char* ever, const long long* bounds, double* delta, IterationState* state, double tau,
-    int max_iterations, double pull_edges) {
+// One iteration per launch (variant "classes" on larger graphs): the sweep,
+// then the last block to finish ends the iteration, so an iteration is one
+// kernel, replayed from CUDA graphs. Launches after `done` return at once.
+// ids and plan are unused without lists, bounds with them; the frontier
+// arguments of approaches without a frontier may be any pointers.
+template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
+__global__ void __launch_bounds__(kBlock) rank_fused(
+    const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
+    const int* sources, const double* inv_degree, const double* R, const double* C, double* Rnew, double* Cnew,
+    unsigned char* dv, double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets,
+    const int* targets, unsigned char* dx_in, unsigned char* dx_out, unsigned char* ever, double* delta,
+    IterationState* state, double tau, int max_iterations, double pull_edges) {
   if (state->done) return;
   const bool pull = FRONTIER && state->pull;
   const Frontier fr{out_offsets, targets, dx_in, dx_out, ever};
   const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
   double change = 0.0, edges = 0.0;
-  for_each_unit((n + kBlock - 1) / kBlock, &state->work, [&](int u) {
-    chunk_unit<AFFECTED, FRONTIER, PRUNE>(u, n, bounds, a, fr, pull, change, edges);
-  });
+  sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &state->work, change, edges);
   end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
+}
+
+// A whole solve in one cooperative launch (small graphs, where an iteration
+// costs about a launch and a few dependent loads: the variant
+// "classes_persistent", and "classes" below dynpr.designs.PERSISTENT_EDGES).
+// The grid is every block the device holds at once; iteration i sweeps
+// buffer i % 2 into the other, folds its change and push work into slot
+// i % 3 of `slots` (two doubles each) with units from counter i % 3 of
+// `work`, and a grid-wide sync ends it: then every block reads the same slot
+// and takes the same decision (stop, turn to pull), so no block waits on
+// another's word. Slot and counter (i + 1) % 3 are cleared during iteration
+// i, when every block has read them last (after the sync ending i - 2).
+// slots, work and the state start zeroed (the state's pull flag may be set
+// by mark_frontier); the state gets the iterations, converged and done.
+template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
+__global__ void __launch_bounds__(kBlock) rank_persistent(
+    const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
+    const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
+    double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
+    unsigned char* dx0, unsigned char* dx1, unsigned char* ever, double* slots, int* work, IterationState* state,
+    double tau, int max_iterations, double pull_edges) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  bool pull = FRONTIER && state->pull;
+  for (int i = 0;; ++i) {
+    const int b = i & 1, slot = i % 3;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      const int next = (i + 1) % 3;
+      work[next] = 0;
+      slots[2 * next] = slots[2 * next + 1] = 0.0;
+    }
+    const Frontier fr{out_offsets, targets, b ? dx1 : dx0, b ? dx0 : dx1, ever};
+    const RankArgs a{in_offsets, sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
+                     dv, nullptr, c0, alpha, tau_f, tau_p};
+    double change = 0.0, edges = 0.0;
+    sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
+    change = dynpr::block_max(change);
+    if (FRONTIER) edges = dynpr::block_sum(edges);
+    if (threadIdx.x == 0) {
+      if (change > 0.0) dynpr::atomic_max_nonneg(&slots[2 * slot], change);
+      if (FRONTIER && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
+    }
+    grid.sync();
+    const bool converged = __ldcg(&slots[2 * slot]) <= tau;
+    if (FRONTIER && __ldcg(&slots[2 * slot + 1]) > pull_edges) pull = true;
+    if (converged || i + 1 >= max_iterations) {
+      if (blockIdx.x == 0 && threadIdx.x == 0) {
+        state->iterations = i + 1;
+        state->converged = converged;
+        state->pull = pull;
+        state->done = 1;
+      }
+      return;
+    }
+  }
 }
 
 
