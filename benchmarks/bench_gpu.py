@@ -15,12 +15,15 @@ that sets that constant.
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
     python benchmarks/bench_gpu.py --dataset web-NotreDame --mode random --partitions in_out \\
         --approaches static dfp --pull-shares 0 0.1 0.5 inf
+    python benchmarks/bench_gpu.py --dataset CollegeMsg --mode temporal --variants classes_graphs \\
+        classes_persistent   # a launch per iteration vs one per solve
     python benchmarks/bench_gpu.py --dataset rmat20 --mode kahn   # GPU vs CPU Kahn, graph and its DAG part
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 from pathlib import Path
@@ -33,7 +36,7 @@ from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
 from dynpr.atomic_files import write_csv_atomic
 from dynpr.bench import require_gpu, run_script
-from dynpr.designs import PARTITIONS, REFERENCE_TOLERANCE
+from dynpr.designs import DEFAULT_VARIANT, PARTITIONS, REFERENCE_TOLERANCE, VARIANTS
 from dynpr.gpu import pagerank as engine
 from dynpr.graph import Graph
 from dynpr.pagerank import l1_error
@@ -119,6 +122,8 @@ def main(argv=None) -> None:
     parser.add_argument("--batches", type=int, default=10, help="batches per fraction (temporal) or repeats (random)")
     parser.add_argument("--partitions", nargs="+", choices=PARTITIONS, default=list(PARTITIONS))
     parser.add_argument("--approaches", nargs="+", choices=APPROACHES, default=list(APPROACHES))
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=[DEFAULT_VARIANT],
+                        help="GPU kernel designs to run side by side (each with its own Static)")
     parser.add_argument("--pull-shares", type=float, nargs="+",
                         help="DF/DF-P: run once per share of the edges at which they turn to pull mode")
     parser.add_argument("--seed", type=int, default=42)
@@ -147,11 +152,11 @@ def main(argv=None) -> None:
             carried = {}
         previous_graph = new if args.mode == "temporal" else old
         reference = engine.update("static", None, new, None, None, REFERENCE).ranks
-        for partition in args.partitions:
-            options = PageRankOptions(partition=partition)
+        for variant, partition in itertools.product(args.variants, args.partitions):
+            options = PageRankOptions(partition=partition, variant=variant)
             static_ms = math.nan
             for approach, share in runs(args):
-                key = (approach, partition, share)
+                key = (variant, approach, partition, share)
                 start = carried.get(key, base) if args.mode == "temporal" else base
                 tuning = {} if math.isnan(share) else {"pull_share": share}
                 result = engine.update(approach, old, new, batch, start, options, **tuning)
@@ -160,7 +165,7 @@ def main(argv=None) -> None:
                     static_ms = result.time_ms
                 rows.append({
                     "dataset": args.dataset, "mode": args.mode, "approach": approach, "partition": partition,
-                    "pull_share": share, "batch_fraction": fraction, "batch_index": index,
+                    "variant": result.variant, "pull_share": share, "batch_fraction": fraction, "batch_index": index,
                     "deletions": batch.deletions, "insertions": batch.insertions, "vertices": new.num_vertices,
                     "edges": new.num_edges, "iterations": result.iterations, "time_ms": result.time_ms,
                     "ms_per_iteration": result.time_ms / result.iterations, "static_ms": static_ms,
@@ -171,7 +176,7 @@ def main(argv=None) -> None:
                 })
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out)
-    summary = table.groupby(["partition", "batch_fraction", "approach", "pull_share"], sort=False,
+    summary = table.groupby(["variant", "partition", "batch_fraction", "approach", "pull_share"], sort=False,
                             dropna=False).agg(
         runs=("time_ms", "size"), median_ms=("time_ms", "median"), per_iteration_ms=("ms_per_iteration", "median"),
         vs_static=("speedup_vs_static", "median"), mark_ms=("mark_ms", "median"),
