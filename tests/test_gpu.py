@@ -204,7 +204,8 @@ from dynpr.random_dag import random_dag  # noqa: E402
 from dynpr.gpu import VARIANTS  # noqa: E402
 from dynpr.gpu.kahn import kahn as gpu_kahn  # noqa: E402
 
-FULL_VARIANTS = ("classes", "classes_sync", "classes_unfused", "partitioned", "partitioned_prc")
+FULL_VARIANTS = ("classes", "classes_graphs", "classes_persistent", "classes_sync", "classes_unfused", "partitioned",
+                 "partitioned_prc")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -76,8 +76,11 @@ CLASS_BOUNDS = (8, 64, 1024)
 PULL_SHARE = 0.1
 #: The default ("classes") runs a graph of fewer edges than this as one cooperative launch per solve
 #: (rank_persistent: a grid-wide sync ends each iteration) instead of a launch per iteration replayed
-#: from CUDA graphs. PLACEHOLDER: measured by benchmarks/bench_gpu.py --variants classes_graphs
-#: classes_persistent.
+#: from CUDA graphs. Measured on the H100 (benchmarks/bench_gpu.py --variants classes_graphs
+#: classes_persistent, every approach; docs/dynamic.md): the persistent launch is faster for every
+#: approach on every graph up to web-NotreDame (1.8M edges with self-loops; Static per iteration
+#: 8.0 -> 5.7 us on CollegeMsg, 10.7 -> 8.9 on sx-mathoverflow, 14.2 -> 13.4 on web-NotreDame) and
+#: mixed on R-MAT scale 20 (17M edges: Static 3% faster, DT 4% slower).
 PERSISTENT_EDGES = 1 << 22
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
