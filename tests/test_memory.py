@@ -148,7 +148,7 @@ def test_check_fits_counts_resident_graphs():
         check_fits(n, m, "dt", free_bytes=free)
 
 
-def test_relabel_adds_its_arrays_to_static_and_nd_of_the_default():
+def test_relabel_adds_its_arrays_to_the_relabelled_approaches_of_the_default():
     # Oracle: the arrays dynpr.gpu.classes.Relabel and its sort keep, built with NumPy and summed.
     graph = _graph()
     n, m = graph.num_vertices, graph.num_edges
@@ -156,11 +156,11 @@ def test_relabel_adds_its_arrays_to_static_and_nd_of_the_default():
               np.empty(n, np.int64), np.empty(n, np.int32),  # in-degrees, new ids
               np.empty((2, n), np.int64)]  # sort keys and order
     extra = sum(a.nbytes for a in arrays)
-    for approach in ("static", "nd"):
+    for approach in ("static", "nd", "df", "dfp"):
         for variant in ("classes", None):
             plain = device_bytes_needed(n, m, approach, variant=variant)
             assert device_bytes_needed(n, m, approach, variant=variant, relabel=True) - plain == extra
-    for approach, variant in (("df", "classes"), ("dt", "classes"), ("static", "classes_sync"),
+    for approach, variant in (("df", "classes_sync"), ("dt", "classes"), ("static", "classes_sync"),
                               ("static", "cusparse"), ("static", "partitioned")):
         plain = device_bytes_needed(n, m, approach, variant=variant)
         assert device_bytes_needed(n, m, approach, variant=variant, relabel=True) == plain

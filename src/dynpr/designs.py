@@ -24,6 +24,10 @@ from dataclasses import dataclass
 APPROACHES = ("static", "nd", "dt", "df", "dfp")
 #: Approaches that recompute every vertex (no batch, no affected set).
 STATIC_APPROACHES = ("static", "nd")
+#: Approaches the default relabels hub-first on graphs whose contributions overflow the L2
+#: (dynpr.gpu.classes.Relabel); DF and DF-P then pull from their first iteration, so they read
+#: only the relabelled in-CSR.
+RELABEL_APPROACHES = STATIC_APPROACHES + ("df", "dfp")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ the default's four classes and precomputed contributions it is one fused launch
 per iteration (``kernels/pagerank.cu``) that also ends the iteration on the
 device; the baselines use it with other lanes, one launch per class
 (``kernels/baselines.cu``). :class:`Relabel` renumbers a large graph hub-first
-for Static and ND so the hot contributions stay in the L2.
+for Static, ND, DF and DF-P so the hot contributions stay in the L2.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def class_bounds(n: int, l2_bytes: int) -> tuple[int, int, int]:
 
 
 def relabels(n: int, l2_bytes: int) -> bool:
-    """Whether the default relabels a graph of n vertices for Static/ND: the same
+    """Whether the default relabels a graph of n vertices (Static, ND, DF, DF-P): the same
     size selector as :func:`class_bounds` (contributions, 8n bytes, over half the L2)."""
     return 8 * n > l2_bytes // 2
 
@@ -39,7 +39,7 @@ RELABEL_ROW_LIMIT, RELABEL_CHUNK = 256, 2048
 
 
 class Relabel:
-    """Hub-first vertex ids (descending in-degree) for the default's Static/ND on large graphs.
+    """Hub-first vertex ids (descending in-degree) for the default's Static, ND, DF and DF-P on large graphs.
 
     The pull gathers C[u] at random places of an 8n-byte array; with ids
     sorted by descending degree the hot contributions (hubs) share cache
@@ -49,8 +49,10 @@ class Relabel:
     the same terms in the same order), 1/d and the starting ranks; the
     iterations run on :attr:`graph`, and :meth:`restore` (timed, in
     ``compute_ms``) maps the ranks back. The arrays are allocated here,
-    untimed, so CUDA graphs can be captured on them. Static/ND never read
-    the out CSR, so :attr:`graph` keeps the original one.
+    untimed, so CUDA graphs can be captured on them. None of these
+    approaches reads the out CSR (DF and DF-P pull from the first
+    iteration here), so :attr:`graph` keeps the original one. :attr:`new_id`
+    renames original ids (a batch's).
 
     Measured on the H100 (one run), Static on R-MAT scale 22:
     46.4 ms without, 38.9 ms with relabelling (2.7 ms of it relabelling;

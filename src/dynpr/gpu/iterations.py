@@ -11,9 +11,10 @@ from the host) iterations are captured into CUDA graphs before the timed
 phases and replayed with one host read per replay; otherwise one host read
 per iteration.
 
-Timing: CUDA events give ``partition_ms`` (degree classes, relabelling),
-``mark_ms`` (initial marking and first expansion, or DT's BFS) and
-``compute_ms`` (iterations with convergence detection and expansion).
+Timing: CUDA events give ``partition_ms`` (degree classes, relabelling,
+the starting contributions), ``mark_ms`` (initial marking and first
+expansion, or DT's BFS) and ``compute_ms`` (iterations with convergence
+detection and expansion).
 Allocations and CUDA-graph capture come first, untimed.
 """
 
@@ -55,7 +56,8 @@ class IterationLoop:
     expansion : object, optional
         Unfused DF/DF-P only: ``prepare()`` and ``expand(dn, dv, ever, done)``.
     relabel : dynpr.gpu.classes.Relabel, optional
-        Static/ND on a relabelled graph: ``g`` is then ``relabel.graph``.
+        Static, ND, DF or DF-P on a relabelled graph: ``g`` is then ``relabel.graph``, and DF/DF-P
+        pull from the first iteration (their initial marking signs the sources' contributions).
     pull_share : float
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
         of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start, ``inf`` never.
@@ -85,6 +87,8 @@ class IterationLoop:
         self.slots, self.work = cupy.zeros(6, dtype=cupy.float64), cupy.zeros(3, dtype=cupy.int32)
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
+        if relabel and self.frontier:
+            pull_share = 0.0  # only the in-CSR is relabelled: no push expansion
         self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
         if pull_share == 0:
             self.state[ITERATION_STATE.index("pull")] = 1
@@ -125,6 +129,9 @@ class IterationLoop:
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
                 g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, nd, ins_src, ni, np.int32(n),
                 *self.bfs, self.dv))
+        elif self.relabel:
+            self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
+                del_src, del_dst, nd, ins_src, ni, self.relabel.new_id, self.contrib[0], self.dv))
         elif self.fused:
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
                 del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.pull_edges,
@@ -158,12 +165,12 @@ class IterationLoop:
             self.step.prepare()
             if self.expansion:
                 self.expansion.prepare()
+            if self.step.prc:  # before the marking, which may sign the contributions
+                self.kernels["contributions"](grid_for(self.g.n), (BLOCK,), (
+                    self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0], self.contrib[1]))
             events[1].record()
             self.mark()
             events[2].record()
-            if self.step.prc:
-                self.kernels["contributions"](grid_for(self.g.n), (BLOCK,), (
-                    self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0], self.contrib[1]))
             if persistent:
                 self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.slots, self.work,
                                 self.state, self.pull_edges)

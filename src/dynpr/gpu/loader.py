@@ -123,7 +123,7 @@ def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: b
 # kernels are found by their plain names.
 PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
 PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True) for listed in (True, False) for mode in RANK_MODES)
-PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "contributions", "relabel_vertices", "relabel_rows",
+PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "contributions", "relabel_vertices", "relabel_rows",
                   "relabel_long_rows")
 # The baselines: the partitioned design's kernels, the precomputed-contribution
 # group kernels of every class (the unfused default and partitioned_prc serve

@@ -35,7 +35,7 @@ kernels select vertices by degree: no ids, bounds or plan). ``classes`` and
 contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
 
-- ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels
+- ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels (also for ``df``, ``dfp``)
   (``relabel``: contributions over half the L2, :func:`dynpr.gpu.classes.relabels`)
   the relabelled in CSR, 1/d and starting ranks, 8(n+1) + 4m + 16n, the
   int64 degrees 8n, int32 new ids 4n and the sort's int64 keys and order 16n:
@@ -66,7 +66,7 @@ keeps ``reserve_bytes`` free for them.
 
 from __future__ import annotations
 
-from dynpr.designs import APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, VARIANTS
+from dynpr.designs import APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES, VARIANTS
 
 GIB = 1 << 30
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
@@ -168,7 +168,7 @@ def device_bytes_needed(
         total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
         total += graph + 20 * n + 16
-    if relabel and design.relabel and approach in ("static", "nd"):
+    if relabel and design.relabel and approach in RELABEL_APPROACHES:
         total += 8 * (n + 1) + 4 * m + 44 * n
     return total
 

@@ -39,8 +39,8 @@ import numpy as np
 
 from dynpr.backend import device_name
 from dynpr.batches import Batch
-from dynpr.designs import (APPROACHES, CLASS_LANES, PARTITIONS, PULL_SHARE, STATIC_APPROACHES, KernelVariant,
-                           variant as declared)
+from dynpr.designs import (APPROACHES, CLASS_LANES, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES, STATIC_APPROACHES,
+                           KernelVariant, variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
@@ -59,7 +59,7 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     relabel = None
-    if design.relabel and approach in STATIC_APPROACHES and relabels(
+    if design.relabel and approach in RELABEL_APPROACHES and relabels(
             g.n, cupy.cuda.Device().attributes["L2CacheSize"]):
         relabel = Relabel(kernels, cupy, g, start_ranks)
         g = relabel.graph
@@ -168,7 +168,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     if approach == "dt" and old_graph.num_vertices != n:
         raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
     graphs = (graph, old_graph) if approach == "dt" else (graph,)
-    relabel = design.relabel and approach in STATIC_APPROACHES and relabels(
+    relabel = design.relabel and approach in RELABEL_APPROACHES and relabels(
         n, loader.require_cupy().cuda.Device().attributes["L2CacheSize"])
     check_fits(approach, graphs, batch, options, design.name, relabel)
     _warm_up()

@@ -102,6 +102,21 @@ extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
 }
 
 
+// DF/DF-P's initial marking on a relabelled graph, which they run in pull
+// mode from the first iteration: the source of every batch edge announces
+// itself as expanded in the sign of its starting contribution C (which its
+// out-neighbours, itself included through its self-loop, read in their first
+// gather: what marking them does), and the target of a deletion is marked
+// affected. The batch has the original ids, which new_id renames.
+extern "C" __global__ void mark_sources(const int* del_src, const int* del_dst, int num_del, const int* ins_src,
+                                        int num_ins, const int* new_id, double* C, unsigned char* dv) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= num_del + num_ins) return;
+  const int u = new_id[i < num_del ? del_src[i] : ins_src[i - num_del]];
+  C[u] = -fabs(C[u]);
+  if (i < num_del) dv[new_id[del_dst[i]]] = dynpr::kAffected;
+}
+
 // The iteration's bookkeeping (see finish_iteration) done by the last block
 // to finish: count it, stop when the change (delta[0]) is <= tau or at the
 // cap, turn DF/DF-P to pull mode once the push work of an iteration (delta[1],
