@@ -550,12 +550,13 @@ def test_relabelled_run_matches_cpu(monkeypatch, name, approach):
     relabelled = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
     if approach in ("df", "dfp"):
         # Relabelled rows keep their sources' order and DF/DF-P pull from the start, their sources
-        # announced by sign: the run is the unrelabelled one, bit for bit.
+        # announced by sign: the unrelabelled run's iterations and affected set, and its ranks up to
+        # the order of additions (a row's int4 loads start elsewhere in the relabelled sources).
         monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: False)
         plain = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
         monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: True)
         assert (relabelled.iterations, relabelled.affected) == (plain.iterations, plain.affected)
-        np.testing.assert_array_equal(relabelled.ranks, plain.ranks)
+        assert l1_error(relabelled.ranks, plain.ranks) <= 1e-14
         assert abs(relabelled.iterations - cpu.iterations) <= 1
         assert l1_error(relabelled.ranks, ref) <= 2 * l1_error(cpu.ranks, ref) + 1e-13
         return
