@@ -150,13 +150,14 @@ __device__ __forceinline__ double step_vertex(bool active, int v, const RankArgs
   }
 }
 
-// The end of a fused launch: the block's largest change and push work to
-// delta, then the last block ends the iteration.
+// The end of a fused launch: the block's largest change and push work (none
+// in pull mode, which is uniform over the grid) to delta, then the last block
+// ends the iteration.
 template <bool FRONTIER>
-__device__ __forceinline__ void end_block(double change, double edges, double* delta, IterationState* state,
-                                          double tau, int max_iterations, double pull_edges) {
+__device__ __forceinline__ void end_block(double change, double edges, bool pull, double* delta,
+                                          IterationState* state, double tau, int max_iterations, double pull_edges) {
   change = dynpr::block_max(change);
-  if (FRONTIER) edges = dynpr::block_sum(edges);
+  if (FRONTIER && !pull) edges = dynpr::block_sum(edges);
   if (threadIdx.x == 0) {
     if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
     if (FRONTIER && edges > 0.0) atomicAdd(delta + 1, edges);
@@ -297,7 +298,7 @@ __global__ void __launch_bounds__(kBlock) rank_fused(
   const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, nullptr, c0, alpha, tau_f, tau_p};
   double change = 0.0, edges = 0.0;
   sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &state->work, change, edges);
-  end_block<FRONTIER>(change, edges, delta, state, tau, max_iterations, pull_edges);
+  end_block<FRONTIER>(change, edges, pull, delta, state, tau, max_iterations, pull_edges);
 }
 
 // A whole solve in one cooperative launch (small graphs, where an iteration
@@ -335,7 +336,7 @@ __global__ void __launch_bounds__(kBlock) rank_persistent(
     double change = 0.0, edges = 0.0;
     sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
     change = dynpr::block_max(change);
-    if (FRONTIER) edges = dynpr::block_sum(edges);
+    if (FRONTIER && !pull) edges = dynpr::block_sum(edges);  // pull: uniform, and no push work to count
     if (threadIdx.x == 0) {
       if (change > 0.0) dynpr::atomic_max_nonneg(&slots[2 * slot], change);
       if (FRONTIER && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
