@@ -1,61 +1,108 @@
-"""Benchmark: generate and apply one random batch of 0.1·|E| edges on a static graph.
+"""Benchmark: make and apply random batches (fractions of |E|) on a static graph.
 
-Writes one row per repeat to ``results/bench/batches.csv`` (device, git commit,
-parameters, seconds). The graph is the prepared one (``results/graphs/{dataset}.npz``)
-when it exists, else the dataset read as ``dynpr pagerank`` reads it (``dynpr.prepare.read_graph``).
+Writes one row per (fraction, repeat) to ``results/bench/batches.csv``: device,
+git commit, parameters, seconds to make (``random_batch``) and to apply
+(``apply_batch_with_report``) the batch, and the peak RSS of each stage (``VmHWM``,
+reset through ``/proc/self/clear_refs`` before the stage; NaN where Linux lacks it).
+The graph is an R-MAT graph (``--rmat-scale``, generated on the host) or a
+dataset: the prepared one (``results/graphs/{dataset}.npz``) when it exists,
+else read as ``dynpr pagerank`` reads it (``dynpr.prepare.read_graph``).
 
-    python benchmarks/bench_batches.py [--dataset web-NotreDame] [--fraction 0.1] [--repeats 3]
+    python benchmarks/bench_batches.py [--dataset web-NotreDame] [--fractions 0.1] [--repeats 3]
+    python benchmarks/bench_batches.py --rmat-scale 22 --fractions 0.01 0.1 --repeats 1
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dynpr.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
-from dynpr.atomic_files import write_csv_atomic
-from dynpr.prepare import read_graph
 from dynpr.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
+GIB = 2**30
 
 
-def main() -> None:
+def _reset_peak_rss() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
+    except OSError:
+        pass
+
+
+def _peak_rss_gib() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024 / GIB
+    except OSError:
+        pass
+    return math.nan
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="web-NotreDame")
-    parser.add_argument("--fraction", type=float, default=0.1)
+    parser.add_argument("--rmat-scale", type=int, help="an R-MAT graph of this scale (edge factor 16, seed 1) "
+                        "instead of --dataset")
+    parser.add_argument("--fractions", type=float, nargs="+", default=[0.1])
     parser.add_argument("--insert-share", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "batches.csv"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
-    graph, _ = read_graph(args.dataset, results=ROOT / "results" / "graphs")
+    start = time.perf_counter()
+    if args.rmat_scale is not None:
+        from dynpr.rmat import rmat_graph
+
+        name = f"rmat-{args.rmat_scale}"
+        graph = rmat_graph(args.rmat_scale, 16, seed=1, backend="cpu")
+    else:
+        from dynpr.prepare import read_graph
+
+        name = args.dataset
+        graph, _ = read_graph(args.dataset, results=ROOT / "results" / "graphs")
+    graph.self_loop_positions  # computed once per graph: not part of any batch's time
+    print(f"{name}: {graph.num_vertices:,} vertices, {graph.num_edges:,} edges "
+          f"({graph.nbytes / GIB:.2f} GiB), read in {time.perf_counter() - start:.1f} s", flush=True)
     device, commit = device_name("cpu"), git_commit(ROOT)
     rows = []
-    for repeat in range(args.repeats):
-        start = time.perf_counter()
-        batch = random_batch(graph, args.fraction, args.insert_share, batch_rng(args.seed, args.dataset, args.fraction, repeat))
-        generate_s = time.perf_counter() - start
-        start = time.perf_counter()
-        updated, report = apply_batch_with_report(graph, batch)
-        apply_s = time.perf_counter() - start
-        if report.skipped:
-            raise RuntimeError(f"random batch {repeat} had {report.skipped} no-op edges: {report}")
-        rows.append(dict(
-            benchmark="random_batch", dataset=args.dataset, vertices=graph.num_vertices,
-            edges=graph.num_edges, fraction=args.fraction, insert_share=args.insert_share, seed=args.seed,
-            repeat=repeat, insertions=batch.insertions, deletions=batch.deletions, edges_after=updated.num_edges,
-            generate_s=generate_s, apply_s=apply_s, device=device, numpy=np.__version__,
-            git_commit=commit, timestamp=timestamp(),
-        ))
-        print(f"{args.dataset} repeat {repeat}: {batch.insertions} insertions + {batch.deletions} deletions; "
-              f"generate {generate_s:.3f} s, apply {apply_s:.3f} s")
+    for fraction in args.fractions:
+        for repeat in range(args.repeats):
+            rng = batch_rng(args.seed, name, fraction, repeat)
+            _reset_peak_rss()
+            start = time.perf_counter()
+            batch = random_batch(graph, fraction, args.insert_share, rng)
+            make_s = time.perf_counter() - start
+            make_rss = _peak_rss_gib()
+            _reset_peak_rss()
+            start = time.perf_counter()
+            updated, report = apply_batch_with_report(graph, batch)
+            apply_s = time.perf_counter() - start
+            apply_rss = _peak_rss_gib()
+            if report.skipped:
+                raise RuntimeError(f"random batch {repeat} had {report.skipped} no-op edges: {report}")
+            rows.append(dict(
+                benchmark="random_batch", dataset=name, vertices=graph.num_vertices, edges=graph.num_edges,
+                graph_gib=graph.nbytes / GIB, fraction=fraction, insert_share=args.insert_share, seed=args.seed,
+                repeat=repeat, insertions=batch.insertions, deletions=batch.deletions,
+                edges_after=updated.num_edges, generate_s=make_s, generate_peak_rss_gib=make_rss,
+                apply_s=apply_s, apply_peak_rss_gib=apply_rss, device=device, numpy=np.__version__,
+                git_commit=commit, timestamp=timestamp(),
+            ))
+            del updated
+            print(f"{name} fraction {fraction:g} repeat {repeat}: {batch.insertions:,} insertions + "
+                  f"{batch.deletions:,} deletions; make {make_s:.2f} s (peak RSS {make_rss:.2f} GiB), "
+                  f"apply {apply_s:.2f} s (peak RSS {apply_rss:.2f} GiB)", flush=True)
     write_csv_atomic(pd.DataFrame(rows), args.out)
     print(f"wrote {args.out}")
 

@@ -119,6 +119,69 @@ def test_random_batch_file_is_deterministic_across_processes(tmp_path):
     assert not np.array_equal(first.ins_src, second.ins_src)  # repeats differ
 
 
+def _digest(*arrays):
+    digest = hashlib.sha256()
+    for a in arrays:
+        digest.update(np.ascontiguousarray(a).data)
+    return digest.hexdigest()
+
+
+# Recorded with the code before the random-batch speed-up (commit 80aa7bc): batch files are
+# stored results, so the same generator must keep giving the same batch, and leave the
+# generator in the same state (the next draw is recorded too). Fraction 0.1 takes NumPy's
+# tail-shuffle path for the deletions (deletions > |E|/50), 0.01 its hash-set path.
+@pytest.mark.parametrize("fraction, seed, sizes, batch_sha, next_draw", [
+    (0.1, 0, (4264, 1066), "4419ed1d5318f97b74f4acf93e305d8d8f730b94188c5e4f77635df2ed0e2c7c", 675024320097190882),
+    (0.01, 1, (426, 107), "52e737afc9268f55be2eff1858133e156af8f8927bed28892023c88644bcdd3f", 831596432100895172),
+])
+def test_random_batch_output_is_unchanged(fraction, seed, sizes, batch_sha, next_draw):
+    from dynpr.rmat import rmat_graph
+
+    graph = rmat_graph(12, 16, seed=1, backend="cpu")
+    rng = np.random.default_rng(seed)
+    batch = random_batch(graph, fraction, 0.8, rng)
+    assert (batch.insertions, batch.deletions) == sizes
+    assert _digest(batch.del_src, batch.del_dst, batch.ins_src, batch.ins_dst) == batch_sha
+    assert int(rng.integers(0, 2**62)) == next_draw
+    if fraction == 0.1:
+        updated = apply_batch(graph, batch, strict=True)
+        assert _digest(updated.offsets, updated.targets, updated.in_offsets, updated.sources) == \
+            "bce36961fe6ac744d2b41fa33ac7bf861bfcb3da38b89f0d710beab0c8bcb40f"
+
+
+def test_random_batch_rounds_with_repeats_are_unchanged(monkeypatch):
+    # Rounds of 37 draws on 50 vertices: pairs repeat across rounds, so the deferred
+    # check redraws from a saved generator state; recorded before the change (see above).
+    import dynpr.batches
+
+    monkeypatch.setattr(dynpr.batches, "_MAX_DRAW", 37)
+    calls = []
+    first_repeat = dynpr.batches._first_repeat_round
+    monkeypatch.setattr(dynpr.batches, "_first_repeat_round",
+                        lambda rounds, n: calls.append(first_repeat(rounds, n)) or calls[-1])
+    rng = np.random.default_rng(50)
+    graph = Graph.from_edges(rng.integers(0, 50, 400), rng.integers(0, 50, 400), 50)
+    rng = np.random.default_rng(0)
+    batch = random_batch(graph, 0.5, 0.8, rng)
+    assert any(c is not None for c in calls)  # the redraw path ran
+    assert (batch.insertions, batch.deletions) == (146, 36)
+    assert _digest(batch.del_src, batch.del_dst, batch.ins_src, batch.ins_dst) == \
+        "c4b1ee7dcbd9c017668a3838615f2905f4559984d51405f9f3be51078642e869"
+    assert int(rng.integers(0, 2**62)) == 587542675536419521
+
+
+@pytest.mark.parametrize("population, size", [(10001, 9000), (10001, 10001), (20000, 401), (50000, 1001),
+                                              (100000, 50000), (3_000_000, 70000)])
+def test_sorted_sample_is_numpy_choice(population, size):
+    from dynpr.batches import _sorted_sample
+
+    for seed in range(3):
+        numpy_rng, our_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        expected = np.sort(numpy_rng.choice(population, size=size, replace=False))
+        assert np.array_equal(_sorted_sample(population, size, our_rng), expected)
+        assert numpy_rng.bit_generator.state == our_rng.bit_generator.state
+
+
 def test_batch_rng_depends_on_every_part_of_the_config():
     draws = {
         key: batch_rng(*key).integers(0, 2**62)

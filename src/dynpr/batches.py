@@ -20,8 +20,10 @@ keys of every edge, so host memory stays near the graph's own bytes.
 
 from __future__ import annotations
 
+import os
 import warnings
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +31,8 @@ import numpy as np
 
 from dynpr.atomic_files import atomic_path
 from dynpr.errors import BatchError
-from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, rows_of_positions,
-                         splice_csr, to_host, unique_sorted)
+from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, row_lower_bound,
+                         rows_of_positions, splice_csr, to_host, unique_sorted)
 from dynpr.hostmem import check_host_fits
 from dynpr.validate import as_vertex_ids, check_batch, check_ids, graph_record, read_npz
 
@@ -295,32 +297,189 @@ def random_batch_sizes(num_edges: int, fraction: float, insert_share: float) -> 
     return insertions, deletions
 
 
+def _is_edge(graph: Graph, keys: np.ndarray) -> np.ndarray:
+    """Boolean mask: is each sorted key (see :func:`edge_keys`) an edge of ``graph``.
+
+    On the host a binary search in each key's CSR row that drops settled keys
+    after every step (:func:`dynpr.graph.row_lower_bound`): a uniformly drawn
+    row is short, and with sorted keys the row reads go forward through memory.
+    The streaming pass of :meth:`Graph.has_edges` for many queries reads every
+    edge, once per rejection round.
+    """
+    src, dst = np.divmod(keys, np.int64(graph.num_vertices))
+    if array_module(graph.targets) is not np:
+        return graph.has_edges(src, dst)
+    pos = row_lower_bound(graph.offsets, graph.targets, src, dst)
+    found = pos < graph.offsets[src + 1]
+    found[found] = graph.targets[pos[found]] == dst[found]
+    return found
+
+
+def _round_candidates(graph: Graph, keys: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """Mask over ``keys`` (in draw order): first occurrence, not an edge, not in sorted ``taken``.
+
+    One sort of the round's keys serves all three tests. A uniform pair is
+    rarely an edge, taken or repeated, so the rejected keys form a short sorted
+    list that the draw-order keys are looked up in; an unsorted search in the
+    long list costs ~0.5 us a key (R-MAT scale 22, 4M keys: 2.2 s).
+    """
+    uniq = unique_sorted(keys)
+    bad = _is_edge(graph, uniq)
+    if len(taken):
+        bad |= contains_sorted(taken, uniq)
+    ok = ~contains_sorted(uniq[bad], keys)
+    if len(uniq) < len(keys):  # repeats within the round: keep the first occurrence of each
+        repeated = np.sort(keys)
+        repeated = unique_sorted(repeated[1:][repeated[1:] == repeated[:-1]])
+        at = np.flatnonzero(contains_sorted(repeated, keys))
+        ok[at[~_first_occurrences(keys[at])]] = False
+    return ok
+
+
+def _first_repeat_round(rounds: list[np.ndarray], n: int) -> int | None:
+    """Index of the first round holding a key of an earlier round, None when all keys differ.
+
+    ``rounds`` are sorted key arrays, each without repeats. The key range is
+    cut into slices (one sort each, on a thread pool): a repeat lies in one slice.
+    """
+    total = sum(len(r) for r in rounds)
+    if len(rounds) < 2 or total == 0:
+        return None
+    slices = max(1, min(4 * (os.cpu_count() or 1), total >> 20))
+    bounds = np.linspace(0, float(n) * n, slices + 1)
+    bounds = np.unique(np.append(np.ceil(bounds[:-1]).astype(np.int64), np.iinfo(np.int64).max))
+    cuts = [np.searchsorted(r, bounds) for r in rounds]
+
+    def repeated_keys(b: int) -> np.ndarray:
+        part = np.sort(np.concatenate([r[c[b]:c[b + 1]] for r, c in zip(rounds, cuts)]))
+        return part[1:][part[1:] == part[:-1]]
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        repeated = np.concatenate(list(pool.map(repeated_keys, range(len(bounds) - 1))))
+    if len(repeated) == 0:
+        return None
+    repeated = np.sort(repeated)
+    # a repeated key lies in two or more rounds: the later of its first two is the first bad round
+    seen = np.zeros(len(repeated), dtype=bool)
+    for index, r in enumerate(rounds):
+        hit = contains_sorted(r, repeated)
+        if np.any(hit & seen):
+            return index
+        seen |= hit
+    raise AssertionError("a repeated key was not found in two rounds")
+
+
 def _sample_absent_pairs(graph: Graph, non_loop_edges: int, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` distinct keys of pairs u != v that are not edges of ``graph``, by rejection in rounds.
 
-    Candidates are checked by binary search in their source's CSR row: O(count
-    log degree) work, no array over the graph's edges.
+    Each round draws pairs, keeps the first occurrence of each that is not an
+    edge and not chosen in an earlier round, and takes as many as are still
+    needed. Candidates are checked by binary search in their source's CSR row:
+    O(count log degree) work, no array over the graph's edges.
+
+    The result is exactly that of checking every round against all earlier
+    ones, but the check is deferred: a uniform pair repeats an earlier round's
+    pair with probability (chosen pairs) / n^2 (R-MAT scale 25 at fraction 0.1:
+    4e-8), so rounds run optimistically, checked only against the rounds
+    verified so far, and one sort per key slice at the end finds any repeat.
+    On a repeat, the rounds from the first one holding it are drawn again,
+    from the generator state saved before it, against the rounds before it:
+    the same pairs and the same generator state as the round-by-round check,
+    which cost one ``np.isin`` against all chosen keys per round of 2^22
+    draws (quadratic: 349 s of random_batch at R-MAT scale 25, fraction 0.1).
     """
     n = graph.num_vertices
     absent_pairs = n * (n - 1) - non_loop_edges
     if count > absent_pairs:
         raise ValueError(f"cannot insert {count} new edges: the graph has only {absent_pairs} absent vertex pairs")
-    chosen = np.empty(0, dtype=np.int64)
-    while len(chosen) < count:
-        need = count - len(chosen)
-        # Draw enough that one round nearly always suffices: a uniform pair is
-        # acceptable with probability about (absent pairs left) / n^2.
-        accept = (absent_pairs - len(chosen)) / float(n) ** 2
-        draw = min(_MAX_DRAW, int(need / accept * 1.1) + 16)
-        u, v = rng.integers(0, n, size=(2, draw), dtype=np.int64)
-        ok = u != v
-        u, v = u[ok], v[ok]
-        ok = ~graph.has_edges(u, v)
-        cand = u[ok] * n + v[ok]
-        cand = cand[_first_occurrences(cand)]
-        cand = cand[~np.isin(cand, chosen)]
-        chosen = np.concatenate([chosen, cand[:need]])
-    return chosen
+    parts: list[np.ndarray] = []  # accepted keys of each round, in draw order
+    states: list[dict] = []  # the generator's state before each round
+    verified = 0  # rounds known to share no key with one another
+    taken = np.empty(0, dtype=np.int64)  # sorted keys of the verified rounds
+    chosen = 0
+    while True:
+        while chosen < count:
+            need = count - chosen
+            # Draw enough that one round nearly always suffices: a uniform pair is
+            # acceptable with probability about (absent pairs left) / n^2.
+            accept = (absent_pairs - chosen) / float(n) ** 2
+            draw = min(_MAX_DRAW, int(need / accept * 1.1) + 16)
+            states.append(rng.bit_generator.state)
+            u, v = rng.integers(0, n, size=(2, draw), dtype=np.int64)
+            ok = u != v
+            keys = u[ok] * n + v[ok]
+            del u, v, ok
+            keys = keys[_round_candidates(graph, keys, taken)][:need]
+            parts.append(keys)
+            chosen += len(keys)
+        bad = _first_repeat_round([np.sort(p) for p in parts[verified:]], n)
+        if bad is None:
+            break
+        bad += verified
+        rng.bit_generator.state = states[bad]
+        del parts[bad:], states[bad:]
+        verified = bad
+        taken = unique_sorted(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        chosen = len(taken)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def _sorted_sample(population: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``np.sort(rng.choice(population, size, replace=False))``, leaving ``rng`` in the same state.
+
+    For ``size > population // 50`` (and ``population > 10000``) NumPy's
+    ``Generator.choice`` shuffles the tail of ``arange(population)``: 8 bytes
+    per element (8.6 GB for the 1.07 billion edges of R-MAT scale 26) and one
+    random memory access per sample. Here its ``size`` swap targets are drawn
+    with the same generator calls (``integers`` with the inclusive bounds
+    ``population-1, population-2, ...``: NumPy's shuffle draws each with the
+    same bounded-integer routine) and the swaps are resolved without the
+    array: O(size log size) work in arrays of ``size`` elements. Below that
+    share (or from 2^32 elements on) NumPy is called as is; below the share it
+    samples with a hash set of ``size`` entries.
+    """
+    if not (population > 10000 and size > population // 50) or population >= 1 << 32:
+        return np.sort(rng.choice(population, size=size, replace=False))
+    first = max(population - size, 1)
+    steps = population - first
+    last = population - 1
+    # step k swaps slot i_k = last - k with slot j_k, uniform in [0, i_k]
+    j = rng.integers(0, np.arange(last, first - 1, -1, dtype=np.int64), endpoint=True, dtype=np.int64)
+    if size == population:
+        return np.arange(population, dtype=np.int64)
+    # group the steps by target slot, in step order: (j_k, k) as one uint64 key
+    # j_k * steps + k, below population^2 < 2^64 (larger populations take NumPy's path)
+    span = np.uint64(steps)
+    keys = j.astype(np.uint64)
+    del j
+    keys *= span
+    keys += np.arange(steps, dtype=np.uint64)
+    keys.sort()
+    target = (keys // span).astype(np.int64)
+    step = (keys % span).astype(np.int64)
+    del keys
+    same = np.zeros(steps, dtype=bool)  # the previous step in sorted order wrote the same slot
+    np.equal(target[1:], target[:-1], out=same[1:])
+    # Step k moves slot i_k's value into slot j_k. That value is i_k itself unless an
+    # earlier step k' wrote slot i_k (j_k' = i_k, k' < k): then it is what step k' moved,
+    # a chain followed by pointer jumping. Per slot of the tail, the latest such writer.
+    writes_tail = (target >= first) & (step < last - target)
+    latest = writes_tail.copy()
+    latest[:-1] &= ~(writes_tail[1:] & same[1:])
+    origin = np.arange(steps, dtype=np.int64)  # the step whose slot i's value step k moves
+    origin[last - target[latest]] = step[latest]
+    while True:
+        jumped = origin[origin]
+        if np.array_equal(jumped, origin):
+            break
+        origin = jumped
+    # Slot i_k ends with what slot j_k held before step k: j_k itself, or what the
+    # previous writer of slot j_k moved there.
+    result = target  # reused: the sample, one value per step
+    at = np.flatnonzero(same)
+    result[at] = last - origin[step[at - 1]]
+    result.sort()
+    return result
 
 
 def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.random.Generator) -> Batch:
@@ -371,7 +530,7 @@ def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.ran
         raise ValueError(f"cannot delete {deletions} edges: the graph has only {non_loop} non-self-loop edges")
     new = _sample_absent_pairs(graph, non_loop, insertions, rng)
     ins_src, ins_dst = _split_keys(new, n)
-    ranks = np.sort(rng.choice(non_loop, size=deletions, replace=False))
+    ranks = _sorted_sample(non_loop, deletions, rng)
     # the rank-r non-loop edge sits at r plus the number of self-loops before it;
     # loop_pos[j] - j is the rank of the first non-loop edge after the j-th self-loop
     picked = ranks + np.searchsorted(loop_pos - np.arange(len(loop_pos)), ranks, side="right")
