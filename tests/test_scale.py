@@ -97,9 +97,24 @@ def test_dynamic_pagerank_equals_update_calls_on_the_cpu():
         dynpr.DynamicPageRank(graph, approach="pr", backend="cpu")
 
 
+@pytest.mark.parametrize("piece", [1, 7, 1000])
+def test_splice_copies_kept_entries_in_pieces(monkeypatch, piece):
+    # CuPy's boolean indexing stops at 2^31 elements, so kept entries are copied in pieces;
+    # any piece size gives the one-piece result, with deletions and insertions in every piece.
+    graph = rmat_graph(8, 8, seed=4)
+    batch = random_batch(graph, 0.2, 0.8, np.random.default_rng(3))
+    whole = apply_batch(graph, batch)
+    monkeypatch.setattr(graph_mod, "_MASK_PIECE", piece)
+    pieces = apply_batch(graph, batch)
+    for name in ("offsets", "targets", "in_offsets", "sources"):
+        assert np.array_equal(getattr(pieces, name), getattr(whole, name)), name
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
-def test_batches_applied_on_the_device_equal_the_host_twin():
+@pytest.mark.parametrize("piece", [5, 1 << 30])
+def test_batches_applied_on_the_device_equal_the_host_twin(monkeypatch, piece):
+    monkeypatch.setattr(graph_mod, "_MASK_PIECE", piece)
     from dynpr.gpu.resident import to_host_graph, to_resident
 
     host = rmat_graph(11, 8, seed=5)

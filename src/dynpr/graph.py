@@ -31,6 +31,8 @@ MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
 # Edges per block of the host's streaming pass for self-loop positions.
 _LOOP_BLOCK = 1 << 24
+# splice_csr copies kept entries in pieces of this many old entries (CuPy's masks stop at 2^31).
+_MASK_PIECE = 1 << 30
 # Host queries beyond which (and beyond |E|/64) a streaming pass replaces per-row searches.
 _BULK_QUERIES = 1 << 16
 
@@ -264,12 +266,26 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     is_new = xp.zeros(len(new_cols), dtype=bool)
     is_new[at_new] = True
     new_cols[at_new] = ins_cols
-    if len(del_pos):
-        keep = xp.ones(len(cols), dtype=bool)
-        keep[del_pos] = False
-        new_cols[~is_new] = cols[keep]
-    else:
-        new_cols[~is_new] = cols
+    # The kept entries fill the other slots in order: the one of rank k (among kept entries) goes
+    # to slot k + #{i: at_new[i] - i <= k}. Copied in pieces of at most _MASK_PIECE old entries,
+    # since CuPy's boolean indexing stops at 2^31 elements (R-MAT 26 with edge factor 32).
+    before_new = at_new - xp.arange(len(at_new))  # kept slots before each new one, non-decreasing
+    for start in range(0, len(cols), _MASK_PIECE):
+        stop = min(start + _MASK_PIECE, len(cols))
+        piece = cols[start:stop]
+        if len(del_pos):
+            gone = xp.searchsorted(del_pos, xp.asarray([start, stop], dtype=np.int64))
+            keep = xp.ones(stop - start, dtype=bool)
+            keep[del_pos[int(gone[0]):int(gone[1])] - start] = False
+            piece = piece[keep]
+            first, last = start - int(gone[0]), stop - int(gone[1])  # ranks of the piece's kept entries
+        else:
+            first, last = start, stop
+        if first == last:
+            continue
+        ends = xp.asarray([first, last - 1], dtype=np.int64)
+        lo, hi = (int(x) for x in ends + xp.searchsorted(before_new, ends, side="right"))
+        new_cols[lo:hi + 1][~is_new[lo:hi + 1]] = piece
     return new_offsets, new_cols
 
 
