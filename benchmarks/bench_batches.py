@@ -15,7 +15,6 @@ else read as ``dynpr pagerank`` reads it (``dynpr.prepare.read_graph``).
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
@@ -25,27 +24,10 @@ import pandas as pd
 from dynpr.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
+from dynpr.hostmem import GIB, peak_rss_gib, reset_peak_rss
 from dynpr.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
-GIB = 2**30
-
-
-def _reset_peak_rss() -> None:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
-    except OSError:
-        pass
-
-
-def _peak_rss_gib() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024 / GIB
-    except OSError:
-        pass
-    return math.nan
 
 
 def main(argv=None) -> None:
@@ -79,16 +61,16 @@ def main(argv=None) -> None:
     for fraction in args.fractions:
         for repeat in range(args.repeats):
             rng = batch_rng(args.seed, name, fraction, repeat)
-            _reset_peak_rss()
+            reset_peak_rss()
             start = time.perf_counter()
             batch = random_batch(graph, fraction, args.insert_share, rng)
             make_s = time.perf_counter() - start
-            make_rss = _peak_rss_gib()
-            _reset_peak_rss()
+            make_rss = peak_rss_gib()
+            reset_peak_rss()
             start = time.perf_counter()
             updated, report = apply_batch_with_report(graph, batch)
             apply_s = time.perf_counter() - start
-            apply_rss = _peak_rss_gib()
+            apply_rss = peak_rss_gib()
             if report.skipped:
                 raise RuntimeError(f"random batch {repeat} had {report.skipped} no-op edges: {report}")
             rows.append(dict(

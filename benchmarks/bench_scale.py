@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import tempfile
 import time
 import traceback
@@ -40,24 +39,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from dynpr.hostmem import GIB, peak_rss_gib, reset_peak_rss
+
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
-GIB = float(1 << 30)
 SEED = 1  # the catalog's R-MAT seed
 BATCH_SEED = 42  # the config's seed
-
-
-def _reset_peak_rss() -> None:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
-    except OSError:
-        pass
-
-
-def _peak_rss_gib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024 / GIB
-    return math.nan
 
 
 class _GpuPeak:
@@ -115,7 +101,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
     @contextmanager
     def stage(label: str, **fields):
         gc.collect()
-        _reset_peak_rss()
+        reset_peak_rss()
         if gpu:
             gpu.reset()
         extra: dict = {}
@@ -123,7 +109,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
         yield extra
         if gpu:
             gpu.cupy.cuda.Device().synchronize()
-        row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": _peak_rss_gib(),
+        row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": peak_rss_gib(),
                **(gpu.fields() if gpu else {}), **fields, **extra}
         rows.append(row)
         with open(rows_path, "a") as fh:

@@ -1,8 +1,11 @@
-"""How much host memory there is, and a check before allocating a graph-sized amount of it."""
+"""How much host memory there is, a check before allocating a graph-sized amount of it, and the
+process's peak resident memory (for benchmarks that report memory next to time)."""
 
 from __future__ import annotations
 
+import math
 import os
+from pathlib import Path
 
 GIB = float(1 << 30)
 
@@ -40,3 +43,24 @@ def check_host_fits(needed: int, what: str = "graph") -> None:
     have = available_bytes()
     if needed > have:
         raise MemoryError(f"{what} needs {needed / GIB:.2f} GiB of host memory, {have / GIB:.2f} GiB available")
+
+
+def reset_peak_rss() -> None:
+    """Restart the process's peak resident set (``VmHWM``) from its current size (Linux >= 4.0;
+    a no-op elsewhere), so that :func:`peak_rss_gib` measures one stage."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_rss_gib() -> float:
+    """The process's peak resident set since start or :func:`reset_peak_rss`, in GiB (NaN where
+    ``/proc/self/status`` is missing)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024 / GIB
+    except OSError:
+        pass
+    return math.nan
