@@ -329,8 +329,8 @@ def test_kahn_too_big_fails_before_allocating(monkeypatch):
 @pytest.mark.parametrize("approach", ("df", "dfp"))
 @pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "web-NotreDame"))
 def test_fused_frontier_matches_unfused(name, approach, partition):
-    # The default folds the expansion into the rank launch (rank_classes over class lists, or
-    # rank_chunks at level none); classes_unfused runs the same classes as separate
+    # The default folds the expansion into the rank launch (rank_fused over class lists, or
+    # over chunks at level none); classes_unfused runs the same classes as separate
     # clear/rank/finish/expand kernels: the same iterations, affected set and ranks.
     old, new, batch, previous, _ = scenario(name, 1e-4)
     options = replace(OPTIONS, partition=partition)

@@ -9,21 +9,25 @@ launch per iteration whose last block ends the iteration on the device: it
 counts it, tests the L-infinity change (folded per block with an integer
 ``atomicMax`` on the double's bit pattern, exact for non-negative doubles) and
 sets ``done``; launches past that return at once. Iterations are replayed from
-CUDA graphs with one host read per replay (:mod:`dynpr.gpu.iterations`).
+CUDA graphs with one host read per replay (:mod:`dynpr.gpu.iterations`); a
+graph of fewer than :data:`dynpr.designs.PERSISTENT_EDGES` edges runs its whole
+solve in one cooperative launch instead, a grid-wide sync ending each iteration.
 DT, DF and DF-P compute only affected vertices and copy no rank where the two
 rank buffers agree; DF/DF-P expand the affected set inside that launch, first
 pushing marks to out-neighbours and, once the initial marking's or an
 iteration's work exceeds :data:`dynpr.designs.PULL_SHARE` of the edges,
 pulling (every vertex gathers and learns from the sign of its in-neighbours'
 contributions whether one expanded: the direction-optimizing BFS's bottom-up
-step). DT's BFS is one cooperative launch. The kernels are
-``kernels/pagerank.cu``.
+step). Graphs whose contributions overflow the L2 are relabelled hub-first for
+Static, ND, DF and DF-P (DF/DF-P then pull from the first iteration). DT's BFS
+is one cooperative launch. The kernels are ``kernels/pagerank.cu``; measured
+costs in docs/dynamic.md.
 
 Partition levels (the paper's Fig. 1): ``in`` and ``in_out`` list the classes
 in one ``degree_classes`` launch (the same kernels at both: with the
 expansion fused, an out-degree partition has no use); ``none`` has no
-partition phase, and the launch (``rank_chunks``) sorts each chunk of 256
-vertices by degree in shared memory. Every vertex gets the same lanes and
+partition phase, and the launch (``rank_fused`` without lists) sorts each
+chunk of 256 vertices by degree in shared memory. Every vertex gets the same lanes and
 order at every level, so the ranks agree bit for bit.
 
 The designs the default is measured against (``PageRankOptions.variant``

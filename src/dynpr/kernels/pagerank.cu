@@ -29,7 +29,7 @@ using dynpr::rank_vertex;
 // each vertex's sum depends only on its class's kernel.
 // The plan is zeroed before the launch. With the default's four classes the
 // last block to finish also lays out the blocks of the fused launch
-// (rank_classes), heaviest class first, so that no host read is needed to
+// (rank_fused, rank_persistent), heaviest class first, so that no host read is needed to
 // size it.
 extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
     const long long* offsets, int n, const long long* bounds, int num_classes, ClassPlan* plan, int* ids) {
@@ -188,7 +188,7 @@ __device__ __forceinline__ void for_each_unit(int total, int* counter, Unit unit
 // reading its vertex's in-degree and computing it itself (class 0) or listing
 // it in shared memory for the block's sub-warp groups, its warps or the whole
 // block (classes 1-3), which then work through those lists: the lanes of
-// rank_classes's classes without lists made beforehand. Must be called by
+// the listed classes without lists made beforehand. Must be called by
 // the whole block.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __device__ __forceinline__ void chunk_unit(int u, int n, const long long* bounds, const RankArgs& a,

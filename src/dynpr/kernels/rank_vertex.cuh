@@ -152,6 +152,7 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
 constexpr unsigned char kAffected = 1;  // computed every iteration (DT's reachable set; DF/DF-P's delta_V)
 constexpr unsigned char kExpanded = 2;  // DF: out-neighbours already marked (its affected set only grows)
 constexpr unsigned char kWritten = 4;   // computed last iteration: the two rank buffers differ at v
+
 // Where the fused dynamic step keeps its frontier: out CSR of the new graph,
 // dx_in = vertices marked by the previous iteration's push expansion (read
 // and cleared here), dx_out = those this iteration's expansion marks (read by
