@@ -2,8 +2,10 @@
 
 Writes one row per (fraction, repeat) to ``results/bench/batches.csv``: device,
 git commit, parameters, seconds to make (``random_batch``) and to apply
-(``apply_batch_with_report``) the batch, and the peak RSS of each stage (``VmHWM``,
-reset through ``/proc/self/clear_refs`` before the stage; NaN where Linux lacks it).
+(``apply_batch_with_report``) the batch, the peak RSS of each stage (``VmHWM``,
+reset through ``/proc/self/clear_refs`` before the stage; NaN where Linux lacks it),
+each stage's peak allocation (``tracemalloc``, NumPy's arrays included) over the
+graph's bytes, and as a yardstick the time of one ``np.sort`` of |E| random int64 keys.
 The graph is an R-MAT graph (``--rmat-scale``, generated on the host) or a
 dataset: the prepared one (``results/graphs/{dataset}.npz``) when it exists,
 else read as ``dynpr pagerank`` reads it (``dynpr.prepare.read_graph``).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,12 @@ from dynpr.hostmem import GIB, peak_rss_gib, reset_peak_rss
 from dynpr.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
+
+
+def _reset_peak_allocation() -> int:
+    """Restart tracemalloc's peak; returns the bytes allocated now (a stage's peak is counted above them)."""
+    tracemalloc.reset_peak()
+    return tracemalloc.get_traced_memory()[0]
 
 
 def main(argv=None) -> None:
@@ -57,20 +66,29 @@ def main(argv=None) -> None:
     print(f"{name}: {graph.num_vertices:,} vertices, {graph.num_edges:,} edges "
           f"({graph.nbytes / GIB:.2f} GiB), read in {time.perf_counter() - start:.1f} s", flush=True)
     device, commit = device_name("cpu"), git_commit(ROOT)
+    keys = np.random.default_rng(0).integers(0, 1 << 62, graph.num_edges)
+    start = time.perf_counter()
+    keys.sort()
+    sort_s = time.perf_counter() - start
+    del keys
+    print(f"one int64 sort of |E| keys: {sort_s:.2f} s", flush=True)
+    tracemalloc.start()
     rows = []
     for fraction in args.fractions:
         for repeat in range(args.repeats):
             rng = batch_rng(args.seed, name, fraction, repeat)
             reset_peak_rss()
+            base = _reset_peak_allocation()
             start = time.perf_counter()
             batch = random_batch(graph, fraction, args.insert_share, rng)
             make_s = time.perf_counter() - start
-            make_rss = peak_rss_gib()
+            make_rss, make_alloc = peak_rss_gib(), (tracemalloc.get_traced_memory()[1] - base) / graph.nbytes
             reset_peak_rss()
+            base = _reset_peak_allocation()
             start = time.perf_counter()
             updated, report = apply_batch_with_report(graph, batch)
             apply_s = time.perf_counter() - start
-            apply_rss = peak_rss_gib()
+            apply_rss, apply_alloc = peak_rss_gib(), (tracemalloc.get_traced_memory()[1] - base) / graph.nbytes
             if report.skipped:
                 raise RuntimeError(f"random batch {repeat} had {report.skipped} no-op edges: {report}")
             rows.append(dict(
@@ -78,13 +96,15 @@ def main(argv=None) -> None:
                 graph_gib=graph.nbytes / GIB, fraction=fraction, insert_share=args.insert_share, seed=args.seed,
                 repeat=repeat, insertions=batch.insertions, deletions=batch.deletions,
                 edges_after=updated.num_edges, generate_s=make_s, generate_peak_rss_gib=make_rss,
-                apply_s=apply_s, apply_peak_rss_gib=apply_rss, device=device, numpy=np.__version__,
+                generate_peak_over_graph=make_alloc, apply_s=apply_s, apply_peak_rss_gib=apply_rss,
+                apply_peak_over_graph=apply_alloc, sort_s=sort_s, device=device, numpy=np.__version__,
                 git_commit=commit, timestamp=timestamp(),
             ))
             del updated
             print(f"{name} fraction {fraction:g} repeat {repeat}: {batch.insertions:,} insertions + "
-                  f"{batch.deletions:,} deletions; make {make_s:.2f} s (peak RSS {make_rss:.2f} GiB), "
-                  f"apply {apply_s:.2f} s (peak RSS {apply_rss:.2f} GiB)", flush=True)
+                  f"{batch.deletions:,} deletions; make {make_s:.2f} s (peak RSS {make_rss:.2f} GiB, "
+                  f"allocation {make_alloc:.2f}x the graph), apply {apply_s:.2f} s (peak RSS {apply_rss:.2f} "
+                  f"GiB, allocation {apply_alloc:.2f}x)", flush=True)
     write_csv_atomic(pd.DataFrame(rows), args.out)
     print(f"wrote {args.out}")
 
