@@ -67,8 +67,8 @@ keeps ``reserve_bytes`` free for them.
 from __future__ import annotations
 
 from dynpr.designs import APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES, VARIANTS
+from dynpr.hostmem import GIB
 
-GIB = 1 << 30
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
 DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.

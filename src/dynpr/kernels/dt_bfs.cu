@@ -33,8 +33,8 @@ constexpr int kStaged = 8 * dynpr::kBlock;  // entries a block gathers per level
 
 // The next level's entries a block found, listed in shared memory (shared
 // atomics) and copied to the queue at the end of the level with one global
-// atomic per block: a global atomic per find, on one counter, cost most of a
-// level on web-NotreDame. Finds beyond kStaged go to the queue directly.
+// atomic per block, rather than contending for one counter with an atomic
+// per find. Finds beyond kStaged go to the queue directly.
 struct Staged {
   unsigned entries[kStaged];
   int count;
