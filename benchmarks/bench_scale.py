@@ -7,17 +7,25 @@ and the ``.npz`` written, then read back; the GPU machine lacks jsonschema, so
 the catalog is not read), upload to the GPU, Static, and per
 batch fraction: make a random batch, apply it on the host and (GPU) on the
 device-resident graph, check both give the same arrays, DF-P from the Static
-ranks on the device-applied graph. Every stage gets its wall time, the peak
-host RSS within the stage (``VmHWM``, reset through ``/proc/self/clear_refs``
-before it), the peak bytes in CuPy's pool during it and the device memory in
-use at its end (``cudaMemGetInfo``). Static's row also rates its bandwidth by
-the bytes model of :func:`dynpr.bench.bytes_per_iteration` against a
-device-to-device copy. Rows go to ``results/bench/scale.csv`` (rewritten
-after every graph, atomically) with device, commit and parameters.
+ranks on the device-applied graph. With ``--experiment`` the random-batch
+experiment itself (:func:`dynpr.experiments.run_batches`, every approach, one
+batch per fraction, the graph resident on the device) follows, and each batch
+gets a row with its wall time, the approaches' timed PageRank and the rest
+(the overhead: applying the batch, the reference Static, scoring). Every stage
+gets its wall time, the peak host RSS within the stage (``VmHWM``, reset
+through ``/proc/self/clear_refs`` before it), the peak bytes in CuPy's pool
+during it and the device memory in use at its end (``cudaMemGetInfo``).
+Static's row also rates its bandwidth by the bytes model of
+:func:`dynpr.bench.bytes_per_iteration` against a device-to-device copy, and
+against a pass that only gathers the contributions (:func:`dynpr.bench.gather_ms`).
+Rows go to ``results/bench/scale.csv`` (rewritten after every graph,
+atomically) with device, commit and parameters.
 
 Usage::
 
     python benchmarks/bench_scale.py --graphs 22 24 25 26 26x32 --fractions 1e-6 1e-4
+    python benchmarks/bench_scale.py --graphs 26 --no-npz --no-host-apply --experiment \
+        --fractions 1e-7 1e-6 1e-5 1e-4 1e-3 1e-2 1e-1
     python benchmarks/bench_scale.py --graphs 12 --backend cpu   # a smoke test
 
 A graph is ``SCALE`` (edge factor 16) or ``SCALExEDGEFACTOR``.
@@ -80,7 +88,8 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workdir: str, rows_path: str) -> None:
+def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_apply: bool, experiment: bool,
+               workdir: str, rows_path: str) -> None:
     """Every stage on one graph; runs in a child process and appends each row to
     ``rows_path`` (JSON lines) as soon as it is measured: rows survive a crash or a kill."""
     from dynpr.backend import device_name
@@ -98,6 +107,15 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
     common = {"graph": name, "scale": scale, "edge_factor": factor, "backend": backend,
               "device": device_name(backend), "host": device_name("cpu")}
 
+    def record(row: dict) -> None:
+        rows.append(row)
+        with open(rows_path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        print(f"{name} {row['stage']}{'' if 'fraction' not in row else ' ' + str(row['fraction'])}: "
+              + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in row.items() if k not in common and k not in ("stage", "fraction")),
+              flush=True)
+
     @contextmanager
     def stage(label: str, **fields):
         gc.collect()
@@ -109,15 +127,8 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
         yield extra
         if gpu:
             gpu.cupy.cuda.Device().synchronize()
-        row = {**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": peak_rss_gib(),
-               **(gpu.fields() if gpu else {}), **fields, **extra}
-        rows.append(row)
-        with open(rows_path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
-        print(f"{name} {label}{'' if 'fraction' not in fields else ' ' + str(fields['fraction'])}: "
-              f"{row['wall_s']:.2f} s, peak RSS {row['peak_rss_gib']:.2f} GiB"
-              + (f", GPU pool peak {row['peak_gpu_pool_gib']:.2f} GiB" if gpu else "")
-              + "".join(f", {k}={v}" for k, v in extra.items()), flush=True)
+        record({**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": peak_rss_gib(),
+                **(gpu.fields() if gpu else {}), **fields, **extra})
 
     options = PageRankOptions()
     if gpu:
@@ -162,26 +173,65 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, workd
             achieved = bench.bytes_per_iteration(graph.num_vertices, graph.num_edges) * base.iterations
             out.update(achieved_gbps=achieved / base.time_ms / 1e6, copy_gbps=copy,
                        bandwidth_share=achieved / base.time_ms / 1e6 / copy)
+    if gpu:
+        with stage("gather pass") as out:
+            gather = bench.gather_ms(graph.in_offsets, graph.sources)
+            gathered = 12 * graph.num_edges  # 4 bytes of id and 8 of contribution per edge
+            out.update(pagerank_ms=gather, gather_bandwidth_share=gathered / gather / 1e6 / copy,
+                       static_vs_gather=gather / (base.time_ms / base.iterations))
+    kept = {}
     for fraction in fractions:
         with stage("make batch", fraction=fraction) as out:
             batch = random_batch(host, fraction, 0.8, batch_rng(BATCH_SEED, name, fraction, 0))
             out.update(batch_edges=batch.deletions + batch.insertions)
-        with stage("apply batch (host)", fraction=fraction):
-            new = apply_batch(host, batch)
+        if host_apply or not gpu:
+            with stage("apply batch (host)", fraction=fraction):
+                new = apply_batch(host, batch)
         if gpu:
             with stage("apply batch (GPU)", fraction=fraction):
                 on_device = apply_batch(graph, batch)
-            with stage("check GPU splice = host splice", fraction=fraction) as out:
-                out["same_as_host"] = all(
-                    bool(gpu.cupy.array_equal(getattr(on_device, k), gpu.cupy.asarray(getattr(new, k))))
-                    for k in ("offsets", "targets", "in_offsets", "sources"))
+            if host_apply:
+                with stage("check GPU splice = host splice", fraction=fraction) as out:
+                    out["same_as_host"] = all(
+                        bool(gpu.cupy.array_equal(getattr(on_device, k), gpu.cupy.asarray(getattr(new, k))))
+                        for k in ("offsets", "targets", "in_offsets", "sources"))
             new = on_device
+            del on_device
         with stage("dfp", fraction=fraction) as out:
             res = update("dfp", graph, new, batch, base.ranks, options, backend=backend)
             out.update(pagerank_ms=res.time_ms, iterations=res.iterations, affected=res.affected)
+        if experiment:
+            kept[fraction] = [batch]
         del new, batch, res
-        if gpu:
-            del on_device
+    if experiment:
+        _experiment(name, graph, kept, options, backend, stage, record, common)
+
+
+def _experiment(name, graph, batches, options, backend, stage, record, common) -> None:
+    """The random-batch experiment as the workflow runs it, one row per batch: the batch's wall
+    time (from the end of the previous batch's last approach to the end of its own, so the first
+    batch also holds the base Static and the untimed warm-up), its approaches' timed PageRank,
+    and the difference, the overhead outside the timed PageRank."""
+    from dynpr.designs import APPROACHES as approaches
+    from dynpr.experiments import run_batches
+
+    ends: list[float] = []
+
+    def log(line: str) -> None:
+        ends.append(time.perf_counter())
+        print(line, flush=True)
+
+    with stage("experiment", approaches=" ".join(approaches)) as out:
+        start = time.perf_counter()
+        rows = run_batches("random", name, graph, batches, approaches, options, backend=backend, log=log)
+        out["batches"] = sum(map(len, batches.values()))
+    # one log line per approach and batch, in batch order
+    per_batch = len(approaches)
+    for i, fraction in enumerate(batches):
+        timed = sum(r["time_ms"] for r in rows if r["batch_fraction"] == fraction) / 1e3
+        wall = ends[(i + 1) * per_batch - 1] - (ends[i * per_batch - 1] if i else start)
+        record({**common, "stage": "experiment batch" + (" (first: base Static, warm-up)" if i == 0 else ""),
+                "fraction": fraction, "wall_s": wall, "timed_pagerank_s": timed, "overhead_s": wall - timed})
 
 
 def main(argv=None) -> None:
@@ -194,6 +244,10 @@ def main(argv=None) -> None:
     parser.add_argument("--fractions", nargs="+", type=float, default=[1e-6, 1e-4])
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="gpu")
     parser.add_argument("--no-npz", action="store_true", help="skip writing and reading the prepared .npz")
+    parser.add_argument("--no-host-apply", action="store_true",
+                        help="GPU: apply each batch on the device only (no host splice to compare with)")
+    parser.add_argument("--experiment", action="store_true",
+                        help="then run the random-batch experiment, every approach, one batch per fraction")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "scale.csv"))
     args = parser.parse_args(argv)
     if args.backend == "gpu":
@@ -207,8 +261,8 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as workdir, \
                 ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_die_with_parent) as pool:
             try:
-                pool.submit(_graph_run, spec, args.fractions, args.backend, not args.no_npz, workdir,
-                            str(measured)).result()
+                pool.submit(_graph_run, spec, args.fractions, args.backend, not args.no_npz,
+                            not args.no_host_apply, args.experiment, workdir, str(measured)).result()
                 failure = None
             except BrokenProcessPool:
                 failure = "child process died (killed: out of memory?)"

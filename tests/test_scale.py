@@ -113,11 +113,12 @@ def test_splice_copies_kept_entries_in_pieces(monkeypatch, piece):
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("piece", [5, 1 << 30])
-def test_batches_applied_on_the_device_equal_the_host_twin(monkeypatch, piece):
+@pytest.mark.parametrize("self_loops", [True, False])
+def test_batches_applied_on_the_device_equal_the_host_twin(monkeypatch, piece, self_loops):
     monkeypatch.setattr(graph_mod, "_MASK_PIECE", piece)
     from dynpr.gpu.resident import to_host_graph, to_resident
 
-    host = rmat_graph(11, 8, seed=5)
+    host = rmat_graph(11, 8, seed=5, self_loops=self_loops)  # without: the first batch adds every loop
     device = to_resident(host)
     for seed, fraction in enumerate((1e-3, 0.05, 0.3)):
         batch = random_batch(host, fraction, 0.8, np.random.default_rng(seed))

@@ -127,6 +127,39 @@ def copy_gbps(nbytes: int = 1 << 30, repeats: int = 20) -> float:
     return 2 * src.nbytes / statistics.median(times) / 1e9
 
 
+def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
+    """Milliseconds of one pass that only sums ``C[u]`` over every in-edge (median of ``repeats``).
+
+    The memory traffic no pull iteration can avoid: ``sources`` streamed once and one
+    float64 gathered per edge, with no per-vertex work and perfect load balance. The
+    ids are first renamed hub-first (descending in-degree), as the default engine
+    relabels large graphs (:class:`dynpr.gpu.classes.Relabel`), so the gathers hit the
+    L2 as often as Static's. A gathered double costs a 32-byte sector on a miss, which
+    the bytes model (:data:`MODEL`) does not count: this pass is the ceiling for its
+    ``bandwidth_share``, measured instead of assumed. Needs CuPy arrays.
+    """
+    import cupy
+
+    n = len(in_offsets) - 1
+    new_id = cupy.empty(n, dtype=cupy.int32)
+    new_id[cupy.argsort(in_offsets[:-1] - in_offsets[1:])] = cupy.arange(n, dtype=cupy.int32)
+    renamed = new_id[sources]
+    del new_id
+    contributions = cupy.full(n, 1.0 / n)
+    gather_sum = cupy.ReductionKernel("int32 u, raw float64 C", "float64 total", "C[u]", "a + b", "total = a",
+                                      "0", "dynpr_gather_sum")
+    gather_sum(renamed, contributions)  # compile and warm up
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats):
+        start.record()
+        gather_sum(renamed, contributions)
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
 @dataclass(frozen=True)
 class BatchFile:
     """One batch file of the ablation: ``batches`` updates ``graph`` (random batches, each on its

@@ -64,23 +64,24 @@ def edge_keys(src: np.ndarray, dst: np.ndarray, num_vertices: int) -> np.ndarray
 
 
 def unique_sorted(keys: np.ndarray) -> np.ndarray:
-    """Sorted unique values of an int64 array.
+    """Sorted unique values of an int64 array (NumPy or CuPy, where ``keys`` is).
 
     Sort plus a neighbour compare: NumPy 2.3+'s hash-based ``np.unique`` is
     about 15x slower on tens of millions of edge keys.
     """
-    keys = np.sort(keys)
+    xp = array_module(keys)
+    keys = xp.sort(keys)
     if keys.size:
-        keep = np.empty(keys.size, dtype=bool)
+        keep = xp.empty(keys.size, dtype=bool)
         keep[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+        xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
         keys = keys[keep]
     return keys
 
 
 def contains_sorted(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Boolean mask: is each query value in ``sorted_keys`` (sorted ascending)."""
-    pos = np.searchsorted(sorted_keys, query)
+    """Boolean mask: is each query value in ``sorted_keys`` (sorted ascending; NumPy or CuPy)."""
+    pos = array_module(sorted_keys).searchsorted(sorted_keys, query)
     found = pos < len(sorted_keys)
     found[found] = sorted_keys[pos[found]] == query[found]
     return found
@@ -183,7 +184,7 @@ def _row_lower_bound_host(cols, lo, hi, values):
 
 
 def _find_in_rows(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
-    """Host ``(found, position)`` of each query; the search runs where the CSR lives."""
+    """``(found, position)`` of each query, computed and returned where the CSR lives."""
     xp = array_module(cols)
     rows = xp.asarray(rows, dtype=np.int64)
     values = xp.asarray(values)
@@ -192,7 +193,7 @@ def _find_in_rows(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
     pos = row_lower_bound(offsets, cols, rows, values)
     found = pos < offsets[rows + 1]
     found[found] = cols[pos[found]] == values[found]
-    return to_host(found), to_host(pos)
+    return found, pos
 
 
 def _find_in_blocks(offsets, cols, rows, values) -> tuple[np.ndarray, np.ndarray]:
@@ -445,7 +446,8 @@ class Graph:
         -------
         found : ndarray of bool
         positions : ndarray of int64
-            Index into ``targets`` (of the edge when found, else where it would go).
+            Index into ``targets`` (of the edge when found, else where it would go). Both
+            are NumPy or CuPy arrays as the graph is.
         """
         return _find_in_rows(self.offsets, self.targets, src, dst)
 
@@ -485,11 +487,12 @@ class Graph:
         the entries of its row that are smaller than it).
         """
         n = self.num_vertices
-        if array_module(self.targets) is not np:
-            v = np.arange(n, dtype=np.int64)
+        xp = array_module(self.targets)
+        if xp is not np:
+            v = xp.arange(n, dtype=np.int64)
             found, pos = self.find_edges(v, v)
             pos[~found] = -1
-            return pos
+            return to_host(pos)
         offsets, targets = self.offsets, self.targets
         pos = np.full(n, -1, dtype=np.int64)
         starts = np.searchsorted(offsets, np.arange(0, self.num_edges, _LOOP_BLOCK), side="right") - 1
