@@ -11,7 +11,8 @@ ranks on the device-applied graph. With ``--experiment`` the random-batch
 experiment itself (:func:`dynpr.experiments.run_batches`, every approach, one
 batch per fraction, the graph resident on the device) follows, and each batch
 gets a row with its wall time, the approaches' timed PageRank and the rest
-(the overhead: applying the batch, the reference Static, scoring). Every stage
+(the overhead: applying the batch, the reference Static, timed alone as a stage
+before, scoring). Every stage
 gets its wall time, the peak host RSS within the stage (``VmHWM``, reset
 through ``/proc/self/clear_refs`` before it), the peak bytes in CuPy's pool
 during it and the device memory in use at its end (``cudaMemGetInfo``).
@@ -95,7 +96,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
     from dynpr.backend import device_name
     from dynpr.batches import Batch, apply_batch, batch_rng, random_batch
     from dynpr.graph import Graph
-    from dynpr.pagerank import static, update
+    from dynpr.pagerank import reference, static, update
     from dynpr.pagerank.options import PageRankOptions
     from dynpr.rmat import GRAPH500_ABC, generation_backend, rmat_graph
 
@@ -173,6 +174,9 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
             achieved = bench.bytes_per_iteration(graph.num_vertices, graph.num_edges) * base.iterations
             out.update(achieved_gbps=achieved / base.time_ms / 1e6, copy_gbps=copy,
                        bandwidth_share=achieved / base.time_ms / 1e6 / copy)
+    if experiment:  # the experiment scores every batch against one: a share of its overhead
+        with stage("reference static (tolerance 1e-100, at most 500 iterations)"):
+            reference(graph, options, backend=backend)
     if gpu:
         with stage("gather pass") as out:
             gather = bench.gather_ms(graph.in_offsets, graph.sources)

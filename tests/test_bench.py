@@ -117,3 +117,18 @@ def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(script):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [f"{script}: error: {NO_GPU}"], proc.stderr[-2000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_gather_pass_sums_the_gathered_contributions():
+    import cupy
+
+    from dynpr.bench import gather_total
+
+    rng = np.random.default_rng(0)
+    contributions = rng.random(5000)
+    ids = rng.integers(0, 5000, 300_001).astype(np.int32)  # not a multiple of the grid's threads
+    total, ms = gather_total(cupy.asarray(ids), cupy.asarray(contributions), repeats=2)
+    assert total == pytest.approx(contributions[ids].sum(), rel=1e-12)
+    assert ms > 0

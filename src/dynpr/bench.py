@@ -31,6 +31,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dynpr.atomic_files import write_csv_atomic
@@ -127,16 +128,41 @@ def copy_gbps(nbytes: int = 1 << 30, repeats: int = 20) -> float:
     return 2 * src.nbytes / statistics.median(times) / 1e9
 
 
+def gather_total(ids, contributions, *, repeats: int = 0):
+    """The sum of ``contributions[ids]`` by ``kernels/gather.cu`` (CuPy arrays), and with
+    ``repeats`` the median milliseconds of that many timed passes after a warm-up one."""
+    import cupy
+
+    from dynpr.designs import BLOCK
+    from dynpr.gpu import loader
+
+    kernel = loader.gather_kernel()
+    grid = cupy.cuda.Device().attributes["MultiProcessorCount"] * (2048 // BLOCK)  # one full wave
+    total = cupy.zeros(1, dtype=cupy.float64)
+    args = (ids, np.int64(ids.size), contributions, total)
+    kernel((grid,), (BLOCK,), args)  # also compiles and warms up
+    value = float(total[0])
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats):  # each adds to total again; only the time is kept
+        start.record()
+        kernel((grid,), (BLOCK,), args)
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end))
+    return value, (statistics.median(times) if times else None)
+
+
 def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
     """Milliseconds of one pass that only sums ``C[u]`` over every in-edge (median of ``repeats``).
 
     The memory traffic no pull iteration can avoid: ``sources`` streamed once and one
-    float64 gathered per edge, with no per-vertex work and perfect load balance. The
-    ids are first renamed hub-first (descending in-degree), as the default engine
-    relabels large graphs (:class:`dynpr.gpu.classes.Relabel`), so the gathers hit the
-    L2 as often as Static's. A gathered double costs a 32-byte sector on a miss, which
-    the bytes model (:data:`MODEL`) does not count: this pass is the ceiling for its
-    ``bandwidth_share``, measured instead of assumed. Needs CuPy arrays.
+    float64 gathered per edge, with no per-vertex work and perfect load balance
+    (:func:`gather_total`). The ids are first renamed hub-first (descending in-degree),
+    as the default engine relabels large graphs (:class:`dynpr.gpu.classes.Relabel`), so
+    the gathers hit the L2 as often as Static's. A gathered double costs a 32-byte sector
+    on a miss, which the bytes model (:data:`MODEL`) does not count: this pass is the
+    ceiling for its ``bandwidth_share``, measured instead of assumed. Needs CuPy arrays.
     """
     import cupy
 
@@ -145,19 +171,7 @@ def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
     new_id[cupy.argsort(in_offsets[:-1] - in_offsets[1:])] = cupy.arange(n, dtype=cupy.int32)
     renamed = new_id[sources]
     del new_id
-    contributions = cupy.full(n, 1.0 / n)
-    gather_sum = cupy.ReductionKernel("int32 u, raw float64 C", "float64 total", "C[u]", "a + b", "total = a",
-                                      "0", "dynpr_gather_sum")
-    gather_sum(renamed, contributions)  # compile and warm up
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeats):
-        start.record()
-        gather_sum(renamed, contributions)
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
+    return gather_total(renamed, cupy.full(n, 1.0 / n), repeats=repeats)[1]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from dynpr.designs import APPROACH_FLAGS, BLOCK
 from dynpr.gpu import loader, memory
+from dynpr.gpu.resident import upload
 from dynpr.pagerank.options import PageRankOptions
 
 # (AFFECTED, FRONTIER, PRUNE) template flags of the rank kernels per approach.
@@ -76,13 +77,13 @@ def to_device(graph) -> DeviceGraph:
     cached = _UPLOADED.get(graph)
     if cached is None:
         cupy = loader.require_cupy()
-        offsets = cupy.asarray(graph.offsets)
+        offsets = upload(graph.offsets)
         cached = DeviceGraph(
             graph.num_vertices,
             offsets,
-            cupy.asarray(graph.targets),
-            cupy.asarray(graph.in_offsets),
-            cupy.asarray(graph.sources),
+            upload(graph.targets),
+            upload(graph.in_offsets),
+            upload(graph.sources),
             1.0 / cupy.diff(offsets),
         )
         _UPLOADED[graph] = cached

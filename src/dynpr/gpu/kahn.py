@@ -23,6 +23,7 @@ import numpy as np
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import BLOCK, grid_for
 from dynpr.gpu.memory import check_fits
+from dynpr.gpu.resident import upload
 
 
 def _levels(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
@@ -66,7 +67,7 @@ def _persistent(kernels, cupy, n, offsets, targets, in_offsets, indeg, flag, sca
 
 def _buffers(cupy, graph):
     n = graph.num_vertices
-    return (cupy.asarray(graph.offsets), cupy.asarray(graph.targets), cupy.asarray(graph.in_offsets),
+    return (upload(graph.offsets), upload(graph.targets), upload(graph.in_offsets),
             *(cupy.empty(n, dtype=cupy.int32) for _ in range(5)),
             cupy.zeros(n + 1, dtype=cupy.int32))  # next-frontier size of each level (at most n levels)
 

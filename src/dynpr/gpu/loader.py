@@ -200,6 +200,11 @@ def dt_reachable_kernel():
     return module("dt_bfs.cu", (), ("dt_reachable",), True)["dt_reachable"]
 
 
+def gather_kernel():
+    """``gather_sum`` from ``kernels/gather.cu``, the pull iteration's yardstick (:func:`dynpr.bench.gather_ms`)."""
+    return module("gather.cu", (), ("gather_sum",))["gather_sum"]
+
+
 def kahn_persistent_kernel():
     """``kahn_persistent`` from ``kernels/kahn_persistent.cu``, launched cooperatively."""
     return module("kahn_persistent.cu", (), ("kahn_persistent",), True)["kahn_persistent"]
