@@ -16,6 +16,7 @@ import numpy as np
 from dynpr.designs import BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, WIDE_CLASS_BOUNDS
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import DeviceGraph, grid_for, resident_grid
+from dynpr.gpu.resident import upload
 from dynpr.pagerank.options import PageRankOptions
 
 
@@ -63,7 +64,7 @@ class Relabel:
         self.kernels, self.cupy, self.original = kernels, cupy, g
         self.graph = DeviceGraph(n, g.offsets, g.targets, cupy.zeros(n + 1, dtype=cupy.int64),
                                  cupy.empty(m, dtype=cupy.int32), cupy.empty(n, dtype=cupy.float64))
-        self.start = cupy.asarray(start, dtype=cupy.float64)
+        self.start = upload(start, np.float64)
         self.degree = cupy.empty(n, dtype=cupy.int64)
         self.new_id = cupy.empty(n, dtype=cupy.int32)
 

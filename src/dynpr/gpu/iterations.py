@@ -26,6 +26,7 @@ import numpy as np
 
 from dynpr.designs import BLOCK, ITERATION_STATE
 from dynpr.gpu import loader
+from dynpr.gpu.resident import upload
 from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times,
                                     resident_grid)
 
@@ -70,7 +71,7 @@ class IterationLoop:
         n = g.n
         affected_mode, self.frontier, _ = MODES[approach]
         self.fused = step.fuses_finish
-        self.ranks = [cupy.asarray(start_ranks, dtype=cupy.float64)]
+        self.ranks = [upload(start_ranks, np.float64)]
         self.ranks.append(self.ranks[0].copy())
         self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
         self.dv = cupy.zeros(n, dtype=cupy.uint8)

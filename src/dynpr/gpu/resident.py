@@ -19,8 +19,8 @@ from dynpr.graph import Graph, to_host
 _FIELDS = ("offsets", "targets", "in_offsets", "sources")
 
 
-def upload(array):
-    """A device copy of a host array (a CuPy array is returned as it is).
+def upload(array, dtype=None):
+    """A device copy of a host array, as ``dtype`` when given (a CuPy array stays where it is).
 
     ``cupy.asarray`` stages a host array in pinned memory of its size, which CuPy's
     pinned pool then keeps for the life of the process: uploading R-MAT 26 that way
@@ -29,8 +29,8 @@ def upload(array):
     """
     cupy = loader.require_cupy()
     if isinstance(array, cupy.ndarray):
-        return array
-    array = np.ascontiguousarray(array)
+        return array if dtype is None else array.astype(dtype, copy=False)
+    array = np.ascontiguousarray(array, dtype=dtype)
     device = cupy.empty(array.shape, dtype=array.dtype)
     device.set(array)
     return device
