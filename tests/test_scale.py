@@ -112,6 +112,19 @@ def test_splice_copies_kept_entries_in_pieces(monkeypatch, piece):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_row_lower_bound_on_the_device_equals_the_host(random_edges):
+    import cupy
+
+    graph = Graph.from_edges(*random_edges(200, 3000, seed=8), 230, self_loops=False)  # some rows empty
+    rng = np.random.default_rng(2)
+    rows, values = rng.integers(0, 230, 5000), rng.integers(0, 231, 5000).astype(np.int32)
+    want = graph_mod.row_lower_bound(graph.offsets, graph.targets, rows, values)
+    got = graph_mod.row_lower_bound(cupy.asarray(graph.offsets), cupy.asarray(graph.targets), rows, values)
+    assert np.array_equal(got.get(), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("piece", [5, 1 << 30])
 @pytest.mark.parametrize("self_loops", [True, False])
 def test_batches_applied_on_the_device_equal_the_host_twin(monkeypatch, piece, self_loops):

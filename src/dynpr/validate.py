@@ -323,8 +323,9 @@ def check_batch(batch: Batch, num_vertices: int, what: str = "batch") -> None:
             raise BatchError(str(err)) from None
 
 
-def check_ranks(ranks, num_vertices: int, name: str) -> np.ndarray:
-    """A float64 copy of ``ranks``, refused unless shaped ``(num_vertices,)``, finite and non-negative.
+def check_ranks(ranks, num_vertices: int, name: str, *, copy: bool = True) -> np.ndarray | None:
+    """A float64 copy of ``ranks`` (None with ``copy=False``: only checked), refused unless
+    shaped ``(num_vertices,)``, finite and non-negative.
 
     Raises
     ------
@@ -335,12 +336,12 @@ def check_ranks(ranks, num_vertices: int, name: str) -> np.ndarray:
     array = np.asarray(ranks)
     if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise InputError(f"{name} must hold numbers, not {array.dtype}")
-    array = np.array(array, dtype=np.float64)  # a copy: the caller's array is never modified
     if array.shape != (num_vertices,):
         raise InputError(f"{name} must have shape ({num_vertices},), got {array.shape}")
     if array.size and not (np.isfinite(array).all() and array.min() >= 0):
         raise InputError(f"{name} must be finite and non-negative")
-    return array
+    # a copy: the caller's array is never modified
+    return np.array(array, dtype=np.float64) if copy else None
 
 
 def _check_shape(graph, name: str) -> int:
@@ -371,9 +372,9 @@ def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, 
     n = _check_shape(graph, "graph")
     if approach == "static":
         if initial is not None:
-            check_ranks(initial, n, "initial")
+            check_ranks(initial, n, "initial", copy=False)
         return
-    check_ranks(previous_ranks, n, "previous_ranks")
+    check_ranks(previous_ranks, n, "previous_ranks", copy=False)
     if approach == "nd":
         return
     from dynpr.batches import Batch

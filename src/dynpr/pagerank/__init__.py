@@ -235,4 +235,5 @@ def l1_error(ranks: np.ndarray, reference: np.ndarray) -> float:
     reference = np.asarray(reference, dtype=np.float64)
     if ranks.shape != reference.shape:
         raise ValueError(f"ranks and reference differ in shape: {ranks.shape} vs {reference.shape}")
-    return float(np.abs(ranks - reference).sum())
+    difference = np.subtract(ranks, reference)
+    return float(np.abs(difference, out=difference).sum())  # one n-sized temporary, not two
