@@ -166,9 +166,11 @@ def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
     """
     import cupy
 
+    from dynpr.gpu.classes import hub_first_order
+
     n = len(in_offsets) - 1
     new_id = cupy.empty(n, dtype=cupy.int32)
-    new_id[cupy.argsort(in_offsets[:-1] - in_offsets[1:])] = cupy.arange(n, dtype=cupy.int32)
+    new_id[hub_first_order(in_offsets)] = cupy.arange(n, dtype=cupy.int32)
     renamed = new_id[sources]
     del new_id
     return gather_total(renamed, cupy.full(n, 1.0 / n), repeats=repeats)[1]

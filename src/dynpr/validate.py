@@ -323,9 +323,19 @@ def check_batch(batch: Batch, num_vertices: int, what: str = "batch") -> None:
             raise BatchError(str(err)) from None
 
 
-def check_ranks(ranks, num_vertices: int, name: str, *, copy: bool = True) -> np.ndarray | None:
-    """A float64 copy of ``ranks`` (None with ``copy=False``: only checked), refused unless
-    shaped ``(num_vertices,)``, finite and non-negative.
+def check_ranks(ranks, num_vertices: int, name: str) -> np.ndarray:
+    """A float64 copy of ``ranks`` (the caller's array is never modified), after :func:`check_rank_values`.
+
+    Raises
+    ------
+    InputError
+    """
+    check_rank_values(ranks, num_vertices, name)
+    return np.array(ranks, dtype=np.float64)
+
+
+def check_rank_values(ranks, num_vertices: int, name: str) -> None:
+    """Refuse ``ranks`` unless numbers shaped ``(num_vertices,)``, finite and non-negative (no copy).
 
     Raises
     ------
@@ -340,8 +350,6 @@ def check_ranks(ranks, num_vertices: int, name: str, *, copy: bool = True) -> np
         raise InputError(f"{name} must have shape ({num_vertices},), got {array.shape}")
     if array.size and not (np.isfinite(array).all() and array.min() >= 0):
         raise InputError(f"{name} must be finite and non-negative")
-    # a copy: the caller's array is never modified
-    return np.array(array, dtype=np.float64) if copy else None
 
 
 def _check_shape(graph, name: str) -> int:
@@ -372,9 +380,9 @@ def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, 
     n = _check_shape(graph, "graph")
     if approach == "static":
         if initial is not None:
-            check_ranks(initial, n, "initial", copy=False)
+            check_rank_values(initial, n, "initial")
         return
-    check_ranks(previous_ranks, n, "previous_ranks", copy=False)
+    check_rank_values(previous_ranks, n, "previous_ranks")
     if approach == "nd":
         return
     from dynpr.batches import Batch
