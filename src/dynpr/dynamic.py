@@ -12,7 +12,7 @@ import numpy as np
 from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
-from dynpr.graph import Graph
+from dynpr.graph import Graph, to_host
 from dynpr.pagerank import static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
@@ -23,8 +23,8 @@ class DynamicPageRank:
     The constructor computes Static ranks; each :meth:`update` applies a batch
     and updates the ranks with the chosen approach, starting from the previous
     ones. With the GPU backend the graph is uploaded once and every batch is
-    applied on the device (:mod:`dynpr.gpu.resident`): per update only the
-    batch, the starting ranks and the result cross the bus.
+    applied on the device (:mod:`dynpr.gpu.resident`), and the ranks stay there
+    too: per update only the batch and the returned ranks cross the bus.
 
     Parameters
     ----------
@@ -42,7 +42,7 @@ class DynamicPageRank:
     graph : Graph
         The current graph (CuPy arrays with the GPU backend).
     result : PageRankResult
-        The last run: ranks (host), iterations, time.
+        The last run: ranks (on the device with the GPU backend), iterations, time.
     """
 
     def __init__(self, graph: Graph, approach: str = "dfp", backend: str = "auto",
@@ -62,7 +62,7 @@ class DynamicPageRank:
     @property
     def ranks(self) -> np.ndarray:
         """The current ranks, float64 on the host."""
-        return self.result.ranks
+        return to_host(self.result.ranks)
 
     def update(self, batch: Batch) -> np.ndarray:
         """Apply ``batch`` (deletions first, :func:`dynpr.batches.apply_batch`) and update the ranks.
@@ -76,4 +76,4 @@ class DynamicPageRank:
         self.result = update(self.approach, self.graph, new, batch, self.result.ranks, self.options,
                              backend=self.backend)
         self.graph = new
-        return self.result.ranks
+        return self.ranks

@@ -115,7 +115,8 @@ def run_batches(
 
     Each fraction's batches start from ``graph`` and every approach from its
     Static ranks. With the GPU backend the graph is uploaded once and every
-    batch applied on the device, so a batch costs no graph-sized host work. ``"temporal"`` applies the batches one after another, each
+    batch applied on the device; ranks, reference and L1 errors stay there too,
+    so a batch costs no graph-sized host work or copy. ``"temporal"`` applies the batches one after another, each
     approach carrying its own ranks from batch to batch (Static ignores them);
     ``"random"`` applies each batch to ``graph`` on its own.
 

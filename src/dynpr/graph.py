@@ -46,9 +46,14 @@ def array_module(a):
     return np
 
 
+def on_device(a) -> bool:
+    """Whether ``a`` is a CuPy array."""
+    return array_module(a) is not np
+
+
 def to_host(a) -> np.ndarray:
     """A NumPy array of ``a`` (copied from the device when it is a CuPy array)."""
-    return a.get() if array_module(a) is not np else np.asarray(a)
+    return a.get() if on_device(a) else np.asarray(a)
 
 
 def _counts(xp, rows, n: int):

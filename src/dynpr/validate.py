@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dynpr.errors import BatchError, GraphError, InputError
-from dynpr.graph import MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, Graph
+from dynpr.graph import MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, Graph, array_module
 
 if TYPE_CHECKING:
     from dynpr.batches import Batch
@@ -343,12 +343,13 @@ def check_rank_values(ranks, num_vertices: int, name: str) -> None:
     """
     if ranks is None:
         raise InputError(f"{name} is required for this approach")
-    array = np.asarray(ranks)
+    xp = array_module(ranks)  # device ranks are checked on the device
+    array = xp.asarray(ranks)
     if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise InputError(f"{name} must hold numbers, not {array.dtype}")
     if array.shape != (num_vertices,):
         raise InputError(f"{name} must have shape ({num_vertices},), got {array.shape}")
-    if array.size and not (np.isfinite(array).all() and array.min() >= 0):
+    if array.size and not (bool(xp.isfinite(array).all()) and float(array.min()) >= 0):
         raise InputError(f"{name} must be finite and non-negative")
 
 

@@ -35,6 +35,7 @@ from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, default_bounds
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
 from dynpr.gpu.iterations import IterationLoop
+from dynpr.gpu.resident import upload
 from dynpr.pagerank.options import PageRankOptions
 
 
@@ -157,7 +158,7 @@ def run_partitioned(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, 
     ranks_step = PartitionedRanks(kernels, cupy, g, MODES[approach], options)
     expansion = Expansion(kernels, cupy, g, options) if frontier_mode else None
 
-    R = cupy.asarray(start_ranks, dtype=cupy.float64)
+    R = upload(start_ranks, np.float64, copy=True)
     Rnew = R.copy()
     dv = cupy.zeros(n, dtype=cupy.uint8)
     dn = cupy.zeros(n, dtype=cupy.uint8)
@@ -200,7 +201,7 @@ def run_partitioned(approach, g: DeviceGraph, g_old: DeviceGraph | None, batch, 
             expansion.expand(dn, dv, ever, never_done)
     events[3].record()
     events[3].synchronize()
-    return EngineRun(cupy.asnumpy(R), iterations, change <= options.tolerance, phase_times(cupy, events),
+    return EngineRun(R, iterations, change <= options.tolerance, phase_times(cupy, events),
                      count_affected(cupy, approach, dv, ever, n))
 
 
@@ -241,7 +242,7 @@ def run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
 
     pull = cusparse.csr_matrix((g.inv_degree[g.sources], g.sources, g.in_offsets.astype(cupy.int32)),
                                shape=(g.n, g.n))
-    R = cupy.asarray(start_ranks, dtype=cupy.float64)
+    R = upload(start_ranks, np.float64)  # read, never written
     c0, alpha = (1.0 - options.alpha) / g.n, options.alpha
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()
@@ -256,7 +257,7 @@ def run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
     end.record()
     end.synchronize()
     phases = {"partition_ms": 0.0, "mark_ms": 0.0, "compute_ms": cupy.cuda.get_elapsed_time(start, end)}
-    return EngineRun(cupy.asnumpy(R), iterations, change <= options.tolerance, phases, g.n)
+    return EngineRun(R, iterations, change <= options.tolerance, phases, g.n)
 
 
 def _class_step(design: KernelVariant, kernels, cupy, g: DeviceGraph, mode, options: PageRankOptions):

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from dynpr.designs import APPROACH_FLAGS, BLOCK
 from dynpr.gpu import loader, memory
 from dynpr.gpu.resident import upload
+from dynpr.graph import on_device
 from dynpr.pagerank.options import PageRankOptions
 
 # (AFFECTED, FRONTIER, PRUNE) template flags of the rank kernels per approach.
@@ -25,7 +26,7 @@ MODES = {approach: (f.affected, f.frontier, f.prune) for approach, f in APPROACH
 
 
 class EngineRun(NamedTuple):
-    """What a GPU driver returns: host ranks, iterations, whether the last change met the
+    """What a GPU driver returns: the ranks (a CuPy array), iterations, whether the last change met the
     tolerance (False when the run stopped at ``max_iterations``), phase times, affected count."""
 
     ranks: object
@@ -94,6 +95,15 @@ def _device_bytes(g: DeviceGraph) -> int:
     return sum(a.nbytes for a in (g.offsets, g.targets, g.in_offsets, g.sources, g.inv_degree))
 
 
+def _resident_bytes(graph) -> int:
+    """A graph's share of the memory model already on the device: an uploaded graph's, its
+    (freed) upload scratch included, or the arrays of a resident graph (:mod:`dynpr.gpu.resident`)."""
+    if graph in _UPLOADED:
+        return _device_bytes(_UPLOADED[graph]) + 8 * graph.num_vertices
+    arrays = (graph.offsets, graph.targets, graph.in_offsets, graph.sources)
+    return sum(a.nbytes for a in arrays) if on_device(graph.offsets) else 0
+
+
 def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: str, relabel: bool = False) -> None:
     """Fail with one line before uploading when the run will not fit on the device
     (:func:`dynpr.gpu.memory.check_fits`); nothing to check once every graph is
@@ -103,8 +113,7 @@ def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: 
         return
     graph = graphs[0]
     batch_edges = 0 if approach in ("static", "nd") or batch is None else batch.deletions + batch.insertions
-    # An uploaded graph's share of the model, its (freed) upload scratch included.
-    resident = sum(_device_bytes(_UPLOADED[gr]) + 8 * gr.num_vertices for gr in graphs if gr in _UPLOADED)
+    resident = sum(_resident_bytes(gr) for gr in graphs)
     memory.check_fits(graph.num_vertices, max(gr.num_edges for gr in graphs), approach, batch_edges=batch_edges,
                       partition=options.partition, max_iterations=options.max_iterations, variant=variant,
                       relabel=relabel, resident_bytes=resident)

@@ -71,7 +71,7 @@ class IterationLoop:
         n = g.n
         affected_mode, self.frontier, _ = MODES[approach]
         self.fused = step.fuses_finish
-        self.ranks = [upload(start_ranks, np.float64)]
+        self.ranks = [upload(start_ranks, np.float64, copy=True)]
         self.ranks.append(self.ranks[0].copy())
         self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
         self.dv = cupy.zeros(n, dtype=cupy.uint8)
@@ -191,5 +191,5 @@ class IterationLoop:
                 final = self.relabel.restore(final)
             events[3].record()
             events[3].synchronize()
-        return EngineRun(cupy.asnumpy(final), iterations, bool(state[ITERATION_STATE.index("converged")]),
+        return EngineRun(final, iterations, bool(state[ITERATION_STATE.index("converged")]),
                          phase_times(cupy, events), count_affected(cupy, self.approach, self.dv, self.ever, self.g.n))

@@ -49,7 +49,7 @@ from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
 from dynpr.gpu.iterations import IterationLoop
-from dynpr.graph import Graph
+from dynpr.graph import Graph, on_device
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
 
@@ -132,10 +132,10 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         The graph before and after ``batch`` (``old_graph`` is used by DT only).
     batch : dynpr.batches.Batch
         Deleted and inserted edges (ignored by Static and ND).
-    previous_ranks : numpy.ndarray
-        Converged ranks of ``old_graph`` (ignored by Static).
+    previous_ranks : numpy.ndarray or cupy.ndarray
+        Converged ranks of ``old_graph`` (ignored by Static); never written.
     options : PageRankOptions, optional
-    initial : numpy.ndarray, optional
+    initial : numpy.ndarray or cupy.ndarray, optional
         Static's starting ranks instead of 1/n.
     pull_share : float
         The default's DF/DF-P turn from push to pull mode after an iteration whose push work
@@ -145,7 +145,9 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     Returns
     -------
     PageRankResult
-        Host ranks, iterations, whether they converged, event-timed milliseconds and phases.
+        Ranks where the graph is (a CuPy array for a graph resident on the device,
+        :mod:`dynpr.gpu.resident`; else host float64), iterations, whether they converged,
+        event-timed milliseconds and phases.
 
     Raises
     ------
@@ -163,10 +165,12 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     options = options or PageRankOptions()
     design = declared(options.variant)
     n = graph.num_vertices
-    if approach == "static":
-        start = np.full(n, 1.0 / n) if initial is None else np.asarray(initial, dtype=np.float64)
-    else:
-        start = np.asarray(previous_ranks, dtype=np.float64)
+    resident = on_device(graph.offsets)
+    given = previous_ranks if approach != "static" else initial
+    if given is None:
+        start = (loader.require_cupy() if resident else np).full(n, 1.0 / n)
+    else:  # engines copy the start before writing to it; device ranks stay on the device
+        start = given.astype(np.float64, copy=False) if on_device(given) else np.asarray(given, dtype=np.float64)
     if start.shape != (n,):
         raise ValueError(f"starting ranks have shape {start.shape}, the graph has {n} vertices")
     if approach == "dt" and old_graph.num_vertices != n:
@@ -180,7 +184,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     g_old = to_device(old_graph) if approach == "dt" else None
     run = _dispatch(approach, g, g_old, batch, start, options, pull_share)
     result = PageRankResult(
-        ranks=run.ranks,
+        ranks=run.ranks if resident else run.ranks.get(),
         iterations=run.iterations,
         time_ms=sum(run.phases.values()),
         approach=approach,

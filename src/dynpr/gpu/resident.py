@@ -14,13 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from dynpr.gpu import loader
-from dynpr.graph import Graph, to_host
+from dynpr.graph import Graph, on_device, to_host
 
 _FIELDS = ("offsets", "targets", "in_offsets", "sources")
 
 
-def upload(array, dtype=None):
-    """A device copy of a host array, as ``dtype`` when given (a CuPy array stays where it is).
+def upload(array, dtype=None, *, copy: bool = False):
+    """A device copy of a host array, as ``dtype`` when given (a CuPy array stays where it is,
+    copied only with ``copy``: for a buffer the caller will overwrite).
 
     ``cupy.asarray`` stages a host array in pinned memory of its size, which CuPy's
     pinned pool then keeps for the life of the process: uploading R-MAT 26 that way
@@ -29,7 +30,7 @@ def upload(array, dtype=None):
     """
     cupy = loader.require_cupy()
     if isinstance(array, cupy.ndarray):
-        return array if dtype is None else array.astype(dtype, copy=False)
+        return array.astype(dtype or array.dtype, copy=copy)
     array = np.ascontiguousarray(array, dtype=dtype)
     device = cupy.empty(array.shape, dtype=array.dtype)
     device.set(array)
@@ -50,6 +51,6 @@ def to_resident(graph: Graph) -> Graph:
 def to_host_graph(graph: Graph) -> Graph:
     """The graph with its arrays on the host (the same object when they already are)."""
     arrays = [getattr(graph, name) for name in _FIELDS]
-    if all(type(a).__module__.split(".")[0] == "numpy" for a in arrays):
+    if not any(on_device(a) for a in arrays):
         return graph
     return Graph(*(to_host(a) for a in arrays), graph.vertex_ids)

@@ -18,7 +18,7 @@ from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
 from dynpr.designs import REFERENCE_TOLERANCE
-from dynpr.graph import Graph
+from dynpr.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.validate import check_update_inputs, finite_number
 
@@ -66,7 +66,7 @@ def update(
     batch : Batch or None
         The edge deletions and insertions that turned ``old_graph`` into ``graph``.
     previous_ranks : numpy.ndarray or None
-        Ranks of ``old_graph`` (float64, one per vertex).
+        Ranks of ``old_graph`` (float64, one per vertex; a CuPy array is used where it is).
     options : PageRankOptions, optional
         Parameters; the paper's defaults (alpha 0.85, tau 1e-10, tau_f = tau_p = 1e-6, 500 iterations).
     backend : {"cpu", "gpu", "auto"}
@@ -75,7 +75,9 @@ def update(
     Returns
     -------
     PageRankResult
-        Ranks as a host float64 array, iterations, ``time_ms`` and ``phases``, affected vertices.
+        Ranks (float64) where the graph is: on the host, or a CuPy array for a graph
+        resident on the GPU (:mod:`dynpr.gpu.resident`); iterations, ``time_ms`` and
+        ``phases``, affected vertices.
 
     Raises
     ------
@@ -205,7 +207,7 @@ def reference(
     Returns
     -------
     numpy.ndarray
-        float64 ranks.
+        float64 ranks (where the graph is, as :func:`update`'s).
     """
     # named here: PageRankOptions would report a bad value as `tolerance`
     finite_number("reference tolerance", tolerance, low=0)
@@ -218,8 +220,9 @@ def l1_error(ranks: np.ndarray, reference: np.ndarray) -> float:
 
     Parameters
     ----------
-    ranks, reference : numpy.ndarray
-        Rank vectors of one length.
+    ranks, reference : numpy.ndarray or cupy.ndarray
+        Rank vectors of one length, both on the host or both on the device
+        (summed there: device ranks never cross the bus).
 
     Returns
     -------
@@ -231,9 +234,10 @@ def l1_error(ranks: np.ndarray, reference: np.ndarray) -> float:
     ValueError
         If the lengths differ.
     """
-    ranks = np.asarray(ranks, dtype=np.float64)
-    reference = np.asarray(reference, dtype=np.float64)
+    xp = array_module(ranks)
+    ranks = xp.asarray(ranks, dtype=np.float64)
+    reference = xp.asarray(reference, dtype=np.float64)
     if ranks.shape != reference.shape:
         raise ValueError(f"ranks and reference differ in shape: {ranks.shape} vs {reference.shape}")
-    difference = np.subtract(ranks, reference)
-    return float(np.abs(difference, out=difference).sum())  # one n-sized temporary, not two
+    difference = xp.subtract(ranks, reference)
+    return float(xp.abs(difference, out=difference).sum())  # one n-sized temporary, not two
