@@ -85,6 +85,19 @@ def test_static_initial_and_cap():
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
 
 
+@pytest.mark.parametrize("relabel", (False, True))
+@pytest.mark.parametrize("variant", (None, "classes_graphs", "classes_persistent", "partitioned"))
+def test_reference_going_on_from_static_is_the_reference(monkeypatch, variant, relabel):
+    # the GPU's Static is deterministic (no atomics in a vertex's sum), so its run is
+    # the reference run's start bit for bit, at every launch design
+    monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: relabel)
+    graph = load("web-NotreDame")
+    options = replace(OPTIONS, variant=variant)
+    result = gpu_pagerank.update("static", None, graph, None, None, options)
+    fresh = reference(graph, options, backend="gpu")
+    assert np.array_equal(reference(graph, options, backend="gpu", static_result=result), fresh)
+
+
 @pytest.mark.parametrize("approach", DYNAMIC)
 @pytest.mark.parametrize("name", GRAPHS)
 def test_dynamic_error_within_twice_cpu(name, approach):

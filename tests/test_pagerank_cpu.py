@@ -108,6 +108,29 @@ def test_static_initial_and_tolerance():
     assert loose.iterations < pr.static(g, backend="cpu").iterations
 
 
+# (Static's tolerance, the reference's tolerance, the cap, whether the reference goes on from Static):
+# the usual case; Static stopped by the cap; Static running to a fixed point, past where a
+# reference at 1e-20 would stop if it did not stop at the same one; a reference tolerance above
+# the smallest possible change, where it must start over (going on would differ).
+@pytest.mark.parametrize("tolerance,reference_tolerance,cap,goes_on", [
+    (1e-10, 1e-100, 500, True), (1e-10, 1e-100, 30, True), (0.0, 1e-20, 500, True), (1e-10, 1e-6, 500, False)])
+def test_reference_going_on_from_static_is_the_reference(monkeypatch, tolerance, reference_tolerance, cap, goes_on):
+    graph = random_graph(300, 1500, 5)
+    options = PageRankOptions(tolerance=tolerance, max_iterations=cap)
+    result = pr.static(graph, options, backend="cpu")
+    fresh = pr.reference(graph, options, backend="cpu", tolerance=reference_tolerance, max_iterations=cap)
+    starts = []
+    static = pr.static
+    monkeypatch.setattr(pr, "static", lambda *a, **k: starts.append(k.get("initial")) or static(*a, **k))
+    went_on = pr.reference(graph, options, backend="cpu", tolerance=reference_tolerance, max_iterations=cap,
+                           static_result=result)
+    assert np.array_equal(went_on, fresh)
+    assert (not starts or starts[0] is result.ranks) == goes_on
+    if not goes_on:  # the case the condition guards: going on from Static would not give the reference
+        naive = static(graph, replace(options, tolerance=reference_tolerance), backend="cpu", initial=result.ranks)
+        assert not np.array_equal(naive.ranks, fresh)
+
+
 def dynamic_case(n=400, m=2400, fraction=0.01, seed=7):
     old = random_graph(n, m, seed)
     batch = random_batch(old, fraction, 0.8, np.random.default_rng(seed))

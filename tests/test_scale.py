@@ -14,6 +14,7 @@ import dynpr.rmat as rmat_mod
 from dynpr.backend import gpu_available
 from dynpr.batches import Batch, apply_batch, apply_batch_with_report, random_batch
 from dynpr.graph import Graph, row_lower_bound, transpose_csr
+from dynpr.errors import BatchError
 from dynpr.hostmem import check_host_fits
 from dynpr.pagerank import PageRankOptions, l1_error, static, update
 from dynpr.rmat import rmat_graph, rmat_raw_edges
@@ -168,27 +169,35 @@ def test_ranks_stay_where_the_resident_graph_is(monkeypatch, relabel, variant):
     import cupy
 
     import dynpr.gpu.pagerank as gpu_pagerank
-    from dynpr.gpu.resident import to_resident
+    from dynpr.gpu.resident import to_resident, to_resident_batch
 
     monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: relabel)
     options = PageRankOptions(variant=variant)
     old = rmat_graph(10, 8, seed=4)
     batch = random_batch(old, 1e-2, 0.8, np.random.default_rng(0))
+    batch_device = to_resident_batch(batch)
+    assert isinstance(batch_device.ins_dst, cupy.ndarray) and batch_device.to_host().insertions == batch.insertions
     new = apply_batch(old, batch)
-    old_device, new_device = to_resident(old), apply_batch(to_resident(old), batch)
+    old_device, new_device = to_resident(old), apply_batch(to_resident(old), batch_device)
+    assert np.array_equal(new_device.targets.get(), new.targets)
     start = static(old, options, backend="gpu").ranks
     start_device = cupy.asarray(start)
     reference = static(new_device, options, backend="gpu").ranks
     assert isinstance(reference, cupy.ndarray)
     for approach in ("nd", "dt", "df", "dfp"):
         on_host = update(approach, old, new, batch, start, options, backend="gpu")
-        on_device = update(approach, old_device, new_device, batch, start_device, options, backend="gpu")
+        on_device = update(approach, old_device, new_device, batch_device, start_device, options, backend="gpu")
         assert isinstance(on_device.ranks, cupy.ndarray) and isinstance(on_host.ranks, np.ndarray)
         assert on_device.iterations == on_host.iterations
         assert np.array_equal(on_device.ranks.get(), on_host.ranks), approach
         assert np.array_equal(start_device.get(), start)  # the engines copy the start before writing
         assert l1_error(on_device.ranks, reference) == pytest.approx(l1_error(on_host.ranks, reference.get()),
                                                                       rel=1e-12)
+    cpu = update("dfp", old, new, batch_device, start, options, backend="cpu")  # the CPU twin takes it to the host
+    assert cpu.iterations == update("dfp", old, new, batch, start, options, backend="cpu").iterations
+    outside = Batch(batch_device.del_src, batch_device.del_dst, batch_device.ins_src, batch_device.ins_dst + old.num_vertices)
+    with pytest.raises(BatchError, match="outside"):  # checked on the device before any kernel
+        update("dfp", old_device, new_device, outside, start_device, options, backend="gpu")
 
 
 @pytest.mark.parametrize("block", [1, 37, 1 << 24])

@@ -31,8 +31,8 @@ import numpy as np
 
 from dynpr.atomic_files import atomic_path
 from dynpr.errors import BatchError
-from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, contains_sorted, edge_keys, row_lower_bound,
-                         rows_of_positions, splice_csr, to_host, unique_sorted)
+from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, as_array, contains_sorted, edge_keys, on_device,
+                         row_lower_bound, rows_of_positions, splice_csr, to_host, unique_sorted)
 from dynpr.hostmem import check_host_fits
 from dynpr.validate import as_vertex_ids, check_batch, check_ids, graph_record, read_npz
 
@@ -48,6 +48,8 @@ class Batch:
 
     Ids of any integer dtype are accepted and range-checked in that dtype
     before the cast to int32, so a too-large id is refused, never wrapped.
+    The arrays are NumPy's, or CuPy's for a batch kept on the GPU
+    (:func:`dynpr.gpu.resident.to_resident_batch`).
     """
 
     del_src: np.ndarray
@@ -69,6 +71,12 @@ class Batch:
         """A batch with no deletions and no insertions."""
         e = np.empty(0, dtype=VERTEX_DTYPE)
         return cls(e, e, e, e)
+
+    def to_host(self) -> "Batch":
+        """This batch with its arrays on the host (itself when they are)."""
+        if not any(on_device(getattr(self, name)) for name in _FIELDS):
+            return self
+        return Batch(*(to_host(getattr(self, name)) for name in _FIELDS))
 
     @property
     def deletions(self) -> int:
@@ -687,7 +695,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
                         f"applying a batch to a graph of {graph.num_edges:,} edges")
     # Every step runs where the graph is: on the device the batch is uploaded once and no
     # batch-sized sort or search returns to the host (R-MAT 25 at fraction 0.1: ~56M edges).
-    del_src, del_dst, ins_src, ins_dst = (xp.asarray(getattr(batch, name)) for name in _FIELDS)
+    del_src, del_dst, ins_src, ins_dst = (as_array(xp, getattr(batch, name)) for name in _FIELDS)
     loops = del_src == del_dst
     del_keys = edge_keys(del_src[~loops], del_dst[~loops], n)
     del_unique = unique_sorted(del_keys)

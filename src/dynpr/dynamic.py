@@ -72,6 +72,10 @@ class DynamicPageRank:
         numpy.ndarray
             The new ranks.
         """
+        if self.backend == "gpu":
+            from dynpr.gpu.resident import to_resident_batch
+
+            batch = to_resident_batch(batch)  # one upload for the apply and the run
         new = apply_batch(self.graph, batch)
         self.result = update(self.approach, self.graph, new, batch, self.result.ranks, self.options,
                              backend=self.backend)

@@ -78,14 +78,18 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
     """Every approach on one batch, ``repeat`` timed runs each, scored against one reference.
 
     ``previous`` maps each approach to the ranks it starts from; the returned
-    mapping holds the ranks each approach ended with (the last repeat's).
+    mapping holds the ranks each approach ended with (the last repeat's). Static
+    runs first, and the reference goes on from its ranks (:func:`dynpr.pagerank.reference`).
     """
-    ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
-                    max_iterations=options.max_iterations)
+    ref = None
     rows, final = [], {}
-    for approach in approaches:
+    for approach in sorted(approaches, key=lambda a: a != "static"):  # stable: the others keep their order
         results = [update(approach, old, new, batch, previous[approach], options, backend=backend)
                    for _ in range(repeat)]
+        if ref is None:
+            ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
+                            max_iterations=options.max_iterations,
+                            static_result=results[-1] if approach == "static" else None)
         errors = [l1_error(res.ranks, ref) for res in results]
         for r, (res, err) in enumerate(zip(results, errors)):
             rows.append(_row(dataset, experiment, res, fraction=fraction, batch_index=index, repeat=r,
@@ -162,7 +166,7 @@ def run_batches(
     backend = resolve_backend(backend)
     commit = commit if commit is not None else git_commit()
     if backend == "gpu":
-        from dynpr.gpu.resident import to_resident
+        from dynpr.gpu.resident import to_resident, to_resident_batch
 
         # uploaded once: every batch is then applied on the device (apply_batch runs where the graph is)
         graph = to_resident(graph)
@@ -172,6 +176,8 @@ def run_batches(
     for fraction, sequence in batches.items():
         old, previous = graph, {a: base_ranks for a in approaches}
         for i, batch in enumerate(sequence):
+            if backend == "gpu":
+                batch = to_resident_batch(batch)  # one upload for the apply and every approach
             new = apply_batch(old, batch)
             if not warmed:
                 _warm_up(approaches, old, new, batch, base_ranks, options, backend)

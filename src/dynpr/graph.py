@@ -56,6 +56,11 @@ def to_host(a) -> np.ndarray:
     return a.get() if on_device(a) else np.asarray(a)
 
 
+def as_array(xp, a):
+    """``a`` as an array of module ``xp`` (numpy or cupy), copied across the bus when it lives elsewhere."""
+    return to_host(a) if xp is np else xp.asarray(a)
+
+
 def _counts(xp, rows, n: int):
     """int64 entries per row; CuPy's bincount rejects an empty input."""
     if len(rows) == 0:

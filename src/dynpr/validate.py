@@ -48,7 +48,7 @@ _WORKERS = min(8, os.cpu_count() or 1)
 
 
 def _integer_array(what: str, values) -> np.ndarray:
-    array = np.asarray(values)
+    array = array_module(values).asarray(values)  # device ids are checked on the device
     if array.ndim != 1:
         raise InputError(f"{what}: expected a 1-D array of vertex ids, got shape {array.shape}")
     if array.size and not np.issubdtype(array.dtype, np.integer):
@@ -82,7 +82,8 @@ def check_ids(what: str, ids, num_vertices: int) -> None:
 
 
 def as_vertex_ids(what: str, values) -> np.ndarray:
-    """``values`` as a contiguous int32 array, refused if any id does not fit int32 exactly.
+    """``values`` as a contiguous int32 array (where it is: NumPy or CuPy), refused if any id does
+    not fit int32 exactly.
 
     The range check runs before the cast, on the original dtype.
 
@@ -93,7 +94,7 @@ def as_vertex_ids(what: str, values) -> np.ndarray:
     """
     ids = _integer_array(what, values)
     check_ids(what, ids, MAX_VERTICES)
-    return np.ascontiguousarray(ids, dtype=VERTEX_DTYPE)
+    return array_module(ids).ascontiguousarray(ids, dtype=VERTEX_DTYPE)
 
 
 # --------------------------------------------------------------------------- graphs

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dynpr.batches import Batch
 from dynpr.gpu import loader
 from dynpr.graph import Graph, on_device, to_host
 
@@ -54,3 +55,9 @@ def to_host_graph(graph: Graph) -> Graph:
     if not any(on_device(a) for a in arrays):
         return graph
     return Graph(*(to_host(a) for a in arrays), graph.vertex_ids)
+
+
+def to_resident_batch(batch: Batch) -> Batch:
+    """The batch with its arrays copied to the device, for :func:`dynpr.batches.apply_batch` on a
+    resident graph and every GPU run on it (one upload per batch instead of one per use)."""
+    return Batch(*(upload(getattr(batch, name)) for name in ("del_src", "del_dst", "ins_src", "ins_dst")))

@@ -190,6 +190,7 @@ def reference(
     backend: str = "auto",
     tolerance: float = REFERENCE_TOLERANCE,
     max_iterations: int = 500,
+    static_result: PageRankResult | None = None,
 ) -> np.ndarray:
     """Reference ranks: Static at tolerance 1e-100, capped at 500 iterations (paper 5.1.5).
 
@@ -203,6 +204,14 @@ def reference(
         Where to run.
     tolerance, max_iterations : float, int
         The reference run's L-inf tolerance and cap.
+    static_result : PageRankResult, optional
+        Static's run on ``graph`` with ``options`` (:func:`static`, from ``1/n``). Its
+        iterations are the reference run's first ones, so the reference goes on from its
+        ranks instead of starting over, to the same ranks bit for bit, when a change of at
+        most ``tolerance`` can only be zero (``tolerance`` below half an ulp of the smallest
+        Static rank, ``(1 - alpha) / n``; 1e-100 always is): the reference then stops at the
+        first iteration that changes nothing, and going on from a Static run that stopped
+        there (or earlier) changes nothing either. Otherwise it starts over.
 
     Returns
     -------
@@ -211,8 +220,16 @@ def reference(
     """
     # named here: PageRankOptions would report a bad value as `tolerance`
     finite_number("reference tolerance", tolerance, low=0)
-    options = replace(options or PageRankOptions(), tolerance=tolerance, max_iterations=max_iterations)
-    return static(graph, options, backend=backend).ranks
+    options = options or PageRankOptions()
+    reference_options = replace(options, tolerance=tolerance, max_iterations=max_iterations)
+    smallest_change = (1.0 - options.alpha) / graph.num_vertices * 2.0 ** -53
+    if static_result is None or tolerance >= smallest_change:
+        return static(graph, reference_options, backend=backend).ranks
+    remaining = max_iterations - static_result.iterations
+    if remaining <= 0:  # Static stopped at the cap, where the reference stops
+        return static_result.ranks
+    return static(graph, replace(reference_options, max_iterations=remaining), backend=backend,
+                  initial=static_result.ranks).ranks
 
 
 def l1_error(ranks: np.ndarray, reference: np.ndarray) -> float:

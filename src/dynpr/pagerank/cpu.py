@@ -60,6 +60,7 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     n = graph.num_vertices
     if n == 0:
         raise ValueError("PageRank of a graph with no vertices is undefined")
+    batch = batch.to_host() if batch is not None else None
     if approach == "static":
         start = check_ranks(initial, n, "initial") if initial is not None else np.full(n, 1.0 / n)
     else:
