@@ -179,8 +179,10 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
             out.update(achieved_gbps=achieved / base.time_ms / 1e6, copy_gbps=copy,
                        bandwidth_share=achieved / base.time_ms / 1e6 / copy)
     if experiment:  # the experiment scores every batch against one: a share of its overhead
-        with stage("reference static (tolerance 1e-100, at most 500 iterations)"):
+        with stage("reference static (tolerance 1e-100, at most 500 iterations, from scratch)"):
             reference(graph, options, backend=backend)
+        with stage("reference static (going on from the Static run, as the experiment does)"):
+            reference(graph, options, backend=backend, static_result=base)
     if gpu:
         with stage("gather pass") as out:
             gather = bench.gather_ms(graph.in_offsets, graph.sources)
