@@ -175,6 +175,17 @@ def test_suitesparse_tar_member_streamed_equals_the_file(tmp_path, write_file, m
     assert sorted(p.name for p in work.iterdir()) == ["g.tar.gz"]
 
 
+@pytest.mark.parametrize("member", ["g/g.mtx", "g/g.mtx.gz"])
+def test_suitesparse_tar_member_stream_says_it_cannot_seek(tmp_path, member):
+    # pandas 2 wraps a binary handle in TextIOWrapper, which asks the stream whether it can seek
+    import dynpr.readers as readers_mod
+
+    data = gzip.compress(MTX) if member.endswith(".gz") else MTX
+    path = _tar(tmp_path / "g.tar.gz", [("g/readme.txt", b"x", None), (member, data, None)])
+    with readers_mod._tar_member_stream(path, member) as stream:
+        assert io.TextIOWrapper(stream).read() == MTX.decode()
+
+
 def test_suitesparse_tar_two_other_matrices_is_one_line(tmp_path):
     path = _tar(tmp_path / "g.tar.gz", [("g/a.mtx", MTX, None), ("g/b.mtx", MTX, None)])
     with pytest.raises(ParseError, match=r"expected one matrix g/g\.mtx inside, found \['g/a\.mtx', 'g/b\.mtx'\]"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gzip
+import io
 import logging
 import re
 import tarfile
@@ -324,6 +325,24 @@ def _check_member(path: Path, member: tarfile.TarInfo) -> None:
         raise ParseError(f"{path}: unsafe archive member {member.name!r} ({err}); refusing to read it") from None
 
 
+class _ForwardOnly(io.RawIOBase):
+    """A member of a tar read in stream mode, for readers that ask whether it can seek (pandas 2
+    wraps binary handles in ``TextIOWrapper``, which asks): tarfile's own member object raises
+    ``AttributeError`` there instead of answering no (CPython issue 124293)."""
+
+    def __init__(self, member):
+        self.member = member
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readinto(self, buffer) -> int:
+        return self.member.readinto(buffer)
+
+
 @contextlib.contextmanager
 def _tar_member_stream(path: Path, name: str, tar: tarfile.TarFile | None = None, member=None):
     """A binary stream of member ``name`` of the archive, gunzipped if it is ``.mtx.gz``.
@@ -336,7 +355,10 @@ def _tar_member_stream(path: Path, name: str, tar: tarfile.TarFile | None = None
             tar = stack.enter_context(tarfile.open(path, mode="r|*", bufsize=_TAR_BUFSIZE))
             member = next(m for m in tar if m.name == name)
         raw = stack.enter_context(tar.extractfile(member))
-        yield stack.enter_context(gzip.GzipFile(fileobj=raw)) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            yield stack.enter_context(gzip.GzipFile(fileobj=raw))
+        else:
+            yield stack.enter_context(io.BufferedReader(_ForwardOnly(raw), _TAR_BUFSIZE))
 
 
 def read_suitesparse_tar(path: str | Path) -> EdgeData:
