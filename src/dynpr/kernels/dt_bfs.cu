@@ -9,9 +9,12 @@
 // not their sum. visited[v] holds bit 1 << pass once that pass reached v;
 // atomicOr returns the previous bits, so exactly one thread enqueues v per
 // pass. Each group of kGroup lanes takes a queue entry and strides its
-// out-edges; an entry with more than 32 out-edges goes to the whole warp (a
-// hub's edges read coalesced), so entries of web graphs' typical few
-// out-edges do not leave most of a warp idle. A grid-wide sync ends the
+// out-edges; an entry with more than 32 out-edges goes to the whole warp (its
+// edges read coalesced), so entries of web graphs' typical few out-edges do
+// not leave most of a warp idle, and one with more than kBlockEdges to the
+// whole block once the block's warps are through their entries (a hub of
+// thousands of edges would otherwise hold one warp, and the level, for a
+// hundred rounds of dependent loads and atomics). A grid-wide sync ends the
 // level. A level of at most kSmallLevel entries (the long thin tails of web
 // graphs' BFS) is taken by block 0 alone, which goes on level after level
 // with block-wide syncs while they stay small; the other blocks wait at the
@@ -30,6 +33,13 @@ namespace {
 constexpr int kSmallLevel = 2 * dynpr::kWarps;
 constexpr int kGroup = 8;                   // lanes per queue entry
 constexpr int kStaged = 8 * dynpr::kBlock;  // entries a block gathers per level before listing them
+constexpr int kBlockEdges = 8 * 32;         // out-edges above which the whole block takes an entry
+constexpr int kHubs = 32;                   // such entries a block lists per level (more go to a warp)
+
+struct Hub {
+  long long first, last;
+  int pass;
+};
 
 // The next level's entries a block found, listed in shared memory (shared
 // atomics) and copied to the queue at the end of the level with one global
@@ -39,6 +49,8 @@ struct Staged {
   unsigned entries[kStaged];
   int count;
   int base;
+  Hub hubs[kHubs];
+  int hub_count;
 };
 
 // Reach w in pass `pass`: mark it affected and stage it for the next level, once.
@@ -84,6 +96,15 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
       const int p = __shfl_sync(0xffffffffu, pass, leader);
       const long long first = __shfl_sync(0xffffffffu, begin, leader);
       const long long last = __shfl_sync(0xffffffffu, end, leader);
+      if (last - first > kBlockEdges) {
+        int slot = 0;
+        if (lane == 0) slot = atomicAdd(&staged.hub_count, 1);
+        slot = __shfl_sync(0xffffffffu, slot, 0);
+        if (slot < kHubs) {
+          if (lane == 0) staged.hubs[slot] = Hub{first, last, p};
+          continue;
+        }
+      }
       for (long long e = first + lane; e < last; e += 32) reach(targets[p][e], p, staged, next, next_count, visited, dv);
     }
     if (!by_warp) {
@@ -92,13 +113,21 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
       }
     }
   }
+  __syncthreads();  // every hub of the block is listed
+  const int hubs = min(staged.hub_count, kHubs);
+  for (int h = 0; h < hubs; ++h) {
+    const Hub hub = staged.hubs[h];
+    for (long long e = hub.first + threadIdx.x; e < hub.last; e += blockDim.x) {
+      reach(targets[hub.pass][e], hub.pass, staged, next, next_count, visited, dv);
+    }
+  }
   __syncthreads();
   const int found = min(staged.count, kStaged);
   if (threadIdx.x == 0 && found) staged.base = atomicAdd(next_count, found);
   __syncthreads();
   for (int j = threadIdx.x; j < found; j += blockDim.x) next[staged.base + j] = staged.entries[j];
   __syncthreads();  // every thread read count and base before they are reset
-  if (threadIdx.x == 0) staged.count = 0;
+  if (threadIdx.x == 0) staged.count = staged.hub_count = 0;
   __syncthreads();
 }
 
@@ -117,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
   const long long slots = 2LL * n;  // one level's queue
   const int sources = num_del + num_ins;
   __shared__ Staged staged;
-  if (threadIdx.x == 0) staged.count = 0;
+  if (threadIdx.x == 0) staged.count = staged.hub_count = 0;
   for (long long i = tid; i < sources; i += threads) {
     const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
     const int before = atomicOr(&visited[u], 3);
