@@ -31,8 +31,9 @@ MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
 # Edges per block of the host's streaming pass for self-loop positions.
 _LOOP_BLOCK = 1 << 24
-# splice_csr copies kept entries in pieces of this many old entries (CuPy's masks stop at 2^31).
-_MASK_PIECE = 1 << 30
+# splice_csr copies kept entries in pieces of this many old entries: its masks and the kept
+# columns are scratch of the piece's size, not the graph's (and CuPy's masks stop at 2^31).
+_SPLICE_PIECE = 1 << 22
 # Host queries beyond which (and beyond |E|/64) a streaming pass replaces per-row searches.
 _BULK_QUERIES = 1 << 16
 
@@ -269,7 +270,7 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     -------
     offsets, cols : ndarray
         The new CSR, rows still sorted. Besides the output, the scratch is one
-        byte per entry (which output slots are new) plus the kept columns.
+        byte per entry (which output slots are new) plus ~7 bytes per entry of a piece.
     """
     xp = array_module(cols)
     n = len(offsets) - 1
@@ -289,11 +290,10 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     is_new[at_new] = True
     new_cols[at_new] = ins_cols
     # The kept entries fill the other slots in order: the one of rank k (among kept entries) goes
-    # to slot k + #{i: at_new[i] - i <= k}. Copied in pieces of at most _MASK_PIECE old entries,
-    # since CuPy's boolean indexing stops at 2^31 elements (R-MAT 26 with edge factor 32).
+    # to slot k + #{i: at_new[i] - i <= k}. Copied in pieces of at most _SPLICE_PIECE old entries.
     before_new = at_new - xp.arange(len(at_new))  # kept slots before each new one, non-decreasing
-    for start in range(0, len(cols), _MASK_PIECE):
-        stop = min(start + _MASK_PIECE, len(cols))
+    for start in range(0, len(cols), _SPLICE_PIECE):
+        stop = min(start + _SPLICE_PIECE, len(cols))
         piece = cols[start:stop]
         if len(del_pos):
             gone = xp.searchsorted(del_pos, xp.asarray([start, stop], dtype=np.int64))
