@@ -105,7 +105,7 @@ def test_splice_copies_kept_entries_in_pieces(monkeypatch, piece):
     graph = rmat_graph(8, 8, seed=4)
     batch = random_batch(graph, 0.2, 0.8, np.random.default_rng(3))
     whole = apply_batch(graph, batch)
-    monkeypatch.setattr(graph_mod, "_SPLICE_PIECE", piece)
+    monkeypatch.setattr(graph_mod, "_MAX_PIECE", piece)
     pieces = apply_batch(graph, batch)
     for name in ("offsets", "targets", "in_offsets", "sources"):
         assert np.array_equal(getattr(pieces, name), getattr(whole, name)), name
@@ -129,7 +129,7 @@ def test_row_lower_bound_on_the_device_equals_the_host(random_edges):
 @pytest.mark.parametrize("piece", [5, 1 << 30])
 @pytest.mark.parametrize("self_loops", [True, False])
 def test_batches_applied_on_the_device_equal_the_host_twin(monkeypatch, piece, self_loops):
-    monkeypatch.setattr(graph_mod, "_SPLICE_PIECE", piece)
+    monkeypatch.setattr(graph_mod, "_MAX_PIECE", piece)
     from dynpr.gpu.resident import to_host_graph, to_resident
 
     host = rmat_graph(11, 8, seed=5, self_loops=self_loops)  # without: the first batch adds every loop

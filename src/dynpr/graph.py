@@ -31,9 +31,10 @@ MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
 # Edges per block of the host's streaming pass for self-loop positions.
 _LOOP_BLOCK = 1 << 24
-# splice_csr copies kept entries in pieces of this many old entries: its masks and the kept
-# columns are scratch of the piece's size, not the graph's (and CuPy's masks stop at 2^31).
-_SPLICE_PIECE = 1 << 22
+# splice_csr copies kept entries in about _SPLICE_PIECES pieces of at least _MIN_PIECE and at
+# most _MAX_PIECE old entries: its masks and kept columns (~7 bytes per entry) are then scratch
+# of a piece, not of the graph, in few launches on the device (CuPy's masks stop at 2^31).
+_SPLICE_PIECES, _MIN_PIECE, _MAX_PIECE = 8, 1 << 22, 1 << 30
 # Host queries beyond which (and beyond |E|/64) a streaming pass replaces per-row searches.
 _BULK_QUERIES = 1 << 16
 
@@ -290,10 +291,11 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     is_new[at_new] = True
     new_cols[at_new] = ins_cols
     # The kept entries fill the other slots in order: the one of rank k (among kept entries) goes
-    # to slot k + #{i: at_new[i] - i <= k}. Copied in pieces of at most _SPLICE_PIECE old entries.
+    # to slot k + #{i: at_new[i] - i <= k}. Copied in pieces (see _SPLICE_PIECES).
     before_new = at_new - xp.arange(len(at_new))  # kept slots before each new one, non-decreasing
-    for start in range(0, len(cols), _SPLICE_PIECE):
-        stop = min(start + _SPLICE_PIECE, len(cols))
+    step = min(_MAX_PIECE, max(_MIN_PIECE, -(-len(cols) // _SPLICE_PIECES)))
+    for start in range(0, len(cols), step):
+        stop = min(start + step, len(cols))
         piece = cols[start:stop]
         if len(del_pos):
             gone = xp.searchsorted(del_pos, xp.asarray([start, stop], dtype=np.int64))
