@@ -184,12 +184,14 @@ class IterationLoop:
                 launched += 1
                 if int(self.done[0]):  # the read synchronizes the stream
                     break
+            if not self.relabel:
+                events[3].record()  # the solve's end: reading its state back is a transfer (5.1.5)
             state = self.state.get()
             iterations = int(state[ITERATION_STATE.index("iterations")])
             final = self.ranks[iterations % 2]
-            if self.relabel:
+            if self.relabel:  # which buffer to map back is known once the state is read
                 final = self.relabel.restore(final)
-            events[3].record()
+                events[3].record()
             events[3].synchronize()
         return EngineRun(final, iterations, bool(state[ITERATION_STATE.index("converged")]),
                          phase_times(cupy, events), count_affected(cupy, self.approach, self.dv, self.ever, self.g.n))
