@@ -15,7 +15,9 @@ Timing: CUDA events give ``partition_ms`` (degree classes, relabelling,
 the starting contributions), ``mark_ms`` (initial marking and first
 expansion, or DT's BFS) and ``compute_ms`` (iterations with convergence
 detection and expansion).
-Allocations and CUDA-graph capture come first, untimed.
+Allocations and CUDA-graph capture come first, untimed, and a short ``hold``
+launch keeps the device busy while the host enqueues the timed launches
+(:data:`HOLD_US`), so Python's launch latency stays out of the device's timeline.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ from dynpr.gpu import loader
 from dynpr.gpu.resident import upload
 from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times,
                                     resident_grid)
+
+# Microseconds the device is held busy (kernel ``hold``) before a run's first event, longer
+# than the host takes to enqueue the launches up to the first host read (about 80 us of
+# Python for a whole-solve launch): the events then time the device's work, not the gaps
+# where it waited for the next launch, as a C++ host's launches would keep up with it.
+HOLD_US = 150
 
 # Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
 # about 14 iterations on sx-mathoverflow) needs one host read; each iteration
@@ -160,6 +168,7 @@ class IterationLoop:
                     self.iteration(j)
                 replay = stream.end_capture()
             events = [cupy.cuda.Event() for _ in range(4)]
+            self.kernels["hold"]((1,), (1,), (np.int64(HOLD_US * 1000),))
             events[0].record()
             if self.relabel:
                 self.relabel.prepare(self.ranks[0])

@@ -124,7 +124,7 @@ def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: b
 PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
 PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True) for listed in (True, False) for mode in RANK_MODES)
 PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "contributions", "relabel_vertices", "relabel_rows",
-                  "relabel_long_rows")
+                  "relabel_long_rows", "hold")
 # The baselines: the partitioned design's kernels, the precomputed-contribution
 # group kernels of every class (the unfused default and partitioned_prc serve
 # every approach) and the plain-gather ones of the pull designs (Static and ND).
