@@ -108,25 +108,28 @@ def test_static_initial_and_tolerance():
     assert loose.iterations < pr.static(g, backend="cpu").iterations
 
 
-# (Static's tolerance, the reference's tolerance, the cap, whether the reference goes on from Static):
-# the usual case; Static stopped by the cap; Static running to a fixed point, past where a
-# reference at 1e-20 would stop if it did not stop at the same one; a reference tolerance above
-# the smallest possible change, where it must start over (going on would differ).
-@pytest.mark.parametrize("tolerance,reference_tolerance,cap,goes_on", [
-    (1e-10, 1e-100, 500, True), (1e-10, 1e-100, 30, True), (0.0, 1e-20, 500, True), (1e-10, 1e-6, 500, False)])
-def test_reference_going_on_from_static_is_the_reference(monkeypatch, tolerance, reference_tolerance, cap, goes_on):
+# (Static's tolerance, the reference's tolerance, Static's cap, the reference's cap, whether the
+# reference goes on from Static): the usual case; Static stopped by the cap; Static running to a
+# fixed point, past where a reference at 1e-20 would stop if it did not stop at the same one; a
+# reference tolerance above the smallest possible change, and a reference cap below Static's
+# iterations, where it must start over (going on would differ).
+@pytest.mark.parametrize("tolerance,reference_tolerance,cap,reference_cap,goes_on", [
+    (1e-10, 1e-100, 500, 500, True), (1e-10, 1e-100, 30, 30, True), (1e-10, 1e-100, 30, 500, True),
+    (0.0, 1e-20, 500, 500, True), (1e-10, 1e-6, 500, 500, False), (1e-10, 1e-100, 500, 20, False)])
+def test_reference_going_on_from_static_is_the_reference(monkeypatch, tolerance, reference_tolerance, cap,
+                                                         reference_cap, goes_on):
     graph = random_graph(300, 1500, 5)
     options = PageRankOptions(tolerance=tolerance, max_iterations=cap)
     result = pr.static(graph, options, backend="cpu")
-    fresh = pr.reference(graph, options, backend="cpu", tolerance=reference_tolerance, max_iterations=cap)
+    fresh = pr.reference(graph, options, backend="cpu", tolerance=reference_tolerance, max_iterations=reference_cap)
     starts = []
     static = pr.static
     monkeypatch.setattr(pr, "static", lambda *a, **k: starts.append(k.get("initial")) or static(*a, **k))
-    went_on = pr.reference(graph, options, backend="cpu", tolerance=reference_tolerance, max_iterations=cap,
-                           static_result=result)
+    went_on = pr.reference(graph, options, backend="cpu", tolerance=reference_tolerance,
+                           max_iterations=reference_cap, static_result=result)
     assert np.array_equal(went_on, fresh)
     assert (not starts or starts[0] is result.ranks) == goes_on
-    if not goes_on:  # the case the condition guards: going on from Static would not give the reference
+    if not goes_on:  # the cases the conditions guard: going on from Static would not give the reference
         naive = static(graph, replace(options, tolerance=reference_tolerance), backend="cpu", initial=result.ranks)
         assert not np.array_equal(naive.ranks, fresh)
 

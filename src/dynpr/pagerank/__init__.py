@@ -211,7 +211,8 @@ def reference(
         most ``tolerance`` can only be zero (``tolerance`` below half an ulp of the smallest
         Static rank, ``(1 - alpha) / n``; 1e-100 always is): the reference then stops at the
         first iteration that changes nothing, and going on from a Static run that stopped
-        there (or earlier) changes nothing either. Otherwise it starts over.
+        there (or earlier) changes nothing either. Otherwise, or when Static ran past
+        ``max_iterations``, it starts over.
 
     Returns
     -------
@@ -223,10 +224,10 @@ def reference(
     options = options or PageRankOptions()
     reference_options = replace(options, tolerance=tolerance, max_iterations=max_iterations)
     smallest_change = (1.0 - options.alpha) / graph.num_vertices * 2.0 ** -53
-    if static_result is None or tolerance >= smallest_change:
+    if static_result is None or tolerance >= smallest_change or static_result.iterations > max_iterations:
         return static(graph, reference_options, backend=backend).ranks
     remaining = max_iterations - static_result.iterations
-    if remaining <= 0:  # Static stopped at the cap, where the reference stops
+    if remaining == 0:  # Static stopped at the reference's cap
         return static_result.ranks
     return static(graph, replace(reference_options, max_iterations=remaining), backend=backend,
                   initial=static_result.ranks).ranks
