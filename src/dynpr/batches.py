@@ -72,11 +72,15 @@ class Batch:
         e = np.empty(0, dtype=VERTEX_DTYPE)
         return cls(e, e, e, e)
 
+    def arrays(self) -> tuple:
+        """``(del_src, del_dst, ins_src, ins_dst)``."""
+        return tuple(getattr(self, name) for name in _FIELDS)
+
     def to_host(self) -> "Batch":
         """This batch with its arrays on the host (itself when they are)."""
-        if not any(on_device(getattr(self, name)) for name in _FIELDS):
+        if not any(on_device(a) for a in self.arrays()):
             return self
-        return Batch(*(to_host(getattr(self, name)) for name in _FIELDS))
+        return Batch(*(to_host(a) for a in self.arrays()))
 
     @property
     def deletions(self) -> int:
@@ -315,7 +319,7 @@ def _is_edge(graph: Graph, keys: np.ndarray) -> np.ndarray:
     edge, once per rejection round.
     """
     src, dst = np.divmod(keys, np.int64(graph.num_vertices))
-    if array_module(graph.targets) is not np:
+    if on_device(graph.targets):
         return to_host(graph.has_edges(src, dst))
     pos = row_lower_bound(graph.offsets, graph.targets, src, dst)
     found = pos < graph.offsets[src + 1]
@@ -530,7 +534,7 @@ def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.ran
     exceed 1/50 of the edges, that is for fraction 0.1.
     """
     n = graph.num_vertices
-    loop_pos = graph.self_loop_positions
+    loop_pos = to_host(graph.self_loop_positions)
     loop_pos = loop_pos[loop_pos >= 0]  # ascending: rows are in order
     non_loop = graph.num_edges - len(loop_pos)
     insertions, deletions = random_batch_sizes(non_loop, fraction, insert_share)
@@ -695,7 +699,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
                         f"applying a batch to a graph of {graph.num_edges:,} edges")
     # Every step runs where the graph is: on the device the batch is uploaded once and no
     # batch-sized sort or search returns to the host (R-MAT 25 at fraction 0.1: ~56M edges).
-    del_src, del_dst, ins_src, ins_dst = (as_array(xp, getattr(batch, name)) for name in _FIELDS)
+    del_src, del_dst, ins_src, ins_dst = (as_array(xp, a) for a in batch.arrays())
     loops = del_src == del_dst
     del_keys = edge_keys(del_src[~loops], del_dst[~loops], n)
     del_unique = unique_sorted(del_keys)
@@ -709,7 +713,7 @@ def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchRep
     present = graph.has_edges(ins_src, ins_dst) & ~contains_sorted(edge_keys(del_src, del_dst, n), ins_unique)
     new = ins_unique[~present]
     # every vertex keeps (or gets) its self-loop
-    loop_keys = xp.asarray(np.flatnonzero(graph.self_loop_positions < 0)) * np.int64(n + 1)
+    loop_keys = xp.flatnonzero(graph.self_loop_positions < 0) * np.int64(n + 1)
     added = unique_sorted(xp.concatenate([new, loop_keys]))
     add_src, add_dst = _split_keys(added, n)
 

@@ -498,11 +498,13 @@ class Graph:
     @property
     def num_self_loops(self) -> int:
         """Number of self-loops (from :attr:`self_loop_positions`, computed once per graph)."""
-        return int(np.count_nonzero(self.self_loop_positions >= 0))
+        positions = self.self_loop_positions
+        return int(array_module(positions).count_nonzero(positions >= 0))
 
     @cached_property
     def self_loop_positions(self) -> np.ndarray:
-        """Host int64 position in ``targets`` of each vertex's self-loop, -1 where it has none.
+        """int64 position in ``targets`` of each vertex's self-loop, -1 where it has none, where
+        the graph is (a CuPy array for a resident graph).
 
         Computed once per graph (the graph never changes): on the device one
         binary search per vertex; on the host one streaming pass over the
@@ -515,7 +517,7 @@ class Graph:
             v = xp.arange(n, dtype=np.int64)
             found, pos = self.find_edges(v, v)
             pos[~found] = -1
-            return to_host(pos)
+            return pos
         offsets, targets = self.offsets, self.targets
         pos = np.full(n, -1, dtype=np.int64)
         starts = np.searchsorted(offsets, np.arange(0, self.num_edges, _LOOP_BLOCK), side="right") - 1

@@ -53,6 +53,14 @@ from dynpr.graph import Graph, on_device
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
 
+def _relabels(design: KernelVariant, approach: str, n: int) -> bool:
+    """Whether the default relabels this run hub-first: a design that relabels, an approach of
+    :data:`dynpr.designs.RELABEL_APPROACHES`, and n vertices whose contributions overflow half
+    of the current device's L2 (:func:`dynpr.gpu.classes.relabels`)."""
+    return design.relabel and approach in RELABEL_APPROACHES and relabels(
+        n, loader.require_cupy().cuda.Device().attributes["L2CacheSize"])
+
+
 def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
                 pull_share: float = PULL_SHARE) -> EngineRun:
@@ -63,8 +71,7 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     relabel = None
-    if design.relabel and approach in RELABEL_APPROACHES and relabels(
-            g.n, cupy.cuda.Device().attributes["L2CacheSize"]):
+    if _relabels(design, approach, g.n):
         relabel = Relabel(kernels, cupy, g, start_ranks)
         g = relabel.graph
     persistent = int(g.sources.size) < design.persistent_below
@@ -176,9 +183,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     if approach == "dt" and old_graph.num_vertices != n:
         raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
     graphs = (graph, old_graph) if approach == "dt" else (graph,)
-    relabel = design.relabel and approach in RELABEL_APPROACHES and relabels(
-        n, loader.require_cupy().cuda.Device().attributes["L2CacheSize"])
-    check_fits(approach, graphs, batch, options, design.name, relabel)
+    check_fits(approach, graphs, batch, options, design.name, _relabels(design, approach, n))
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None

@@ -60,4 +60,4 @@ def to_host_graph(graph: Graph) -> Graph:
 def to_resident_batch(batch: Batch) -> Batch:
     """The batch with its arrays copied to the device, for :func:`dynpr.batches.apply_batch` on a
     resident graph and every GPU run on it (one upload per batch instead of one per use)."""
-    return Batch(*(upload(getattr(batch, name)) for name in ("del_src", "del_dst", "ins_src", "ins_dst")))
+    return Batch(*(upload(a) for a in batch.arrays()))
