@@ -387,6 +387,36 @@ def test_persistent_solve_is_the_launch_per_iteration_run(name, approach, partit
     assert persistent.variant == "classes_persistent"
 
 
+@pytest.mark.parametrize("approach", APPROACHES)
+def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeypatch):
+    # Blocks of the persistent launch keep their unit's in-edge rows in shared memory where
+    # they fit; a hub with more in-edges than KEPT_ROWS reads them from the graph instead.
+    # Either way the run is the launch-per-iteration one, bit for bit.
+    rng = np.random.default_rng(5)
+    n, hubs = 12000, 3
+    src = np.concatenate([rng.integers(0, n, 30000), np.tile(np.arange(designs.KEPT_ROWS + 500), hubs)])
+    dst = np.concatenate([rng.integers(0, n, 30000), np.repeat(np.arange(hubs), designs.KEPT_ROWS + 500)])
+    old = Graph.from_edges(src, dst, n)
+    assert old.in_degree[:hubs].min() > designs.KEPT_ROWS
+    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(6))
+    new = apply_batch(old, batch)
+    previous = gpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks  # also warms up
+    kept = []
+    original = gpu_classes.ClassRanks.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        kept.append(self.kept_rows)
+
+    monkeypatch.setattr(gpu_classes.ClassRanks, "__init__", spy)
+    graphs, persistent = (gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant=v))
+                          for v in ("classes_graphs", "classes_persistent"))
+    assert kept == [0, designs.KEPT_ROWS]  # only the persistent launch keeps units
+    assert (persistent.iterations, persistent.affected, persistent.converged) == (
+        graphs.iterations, graphs.affected, graphs.converged)
+    np.testing.assert_array_equal(persistent.ranks, graphs.ranks)
+
+
 def test_default_picks_its_launch_by_size(monkeypatch):
     # Below PERSISTENT_EDGES the default runs the persistent kernel, at or above it one launch
     # per iteration; both give the same run.

@@ -86,6 +86,10 @@ PULL_SHARE = 0.1
 #: 8.0 -> 5.7 us on CollegeMsg, 10.7 -> 8.9 on sx-mathoverflow, 14.2 -> 13.4 on web-NotreDame) and
 #: mixed on R-MAT scale 20 (17M edges: Static 3% faster, DT 4% slower).
 PERSISTENT_EDGES = 1 << 22
+#: Shared memory (int32 in-edge sources) a block of the whole-solve launch gives to the rows of the
+#: work unit it keeps for the solve (kernels/pagerank.cu, keep_unit): a unit of the warp class (8
+#: vertices of at most CLASS_BOUNDS[2] in-edges, each row moved up to 3 ints for alignment) fits.
+KEPT_ROWS = 8 * (CLASS_BOUNDS[2] + 4)
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
 #: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.

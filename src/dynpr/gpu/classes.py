@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynpr.designs import BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, WIDE_CLASS_BOUNDS
+from dynpr.designs import (BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, KEPT_ROWS,
+                           WIDE_CLASS_BOUNDS)
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import DeviceGraph, grid_for, resident_grid
 from dynpr.gpu.resident import upload
@@ -145,8 +146,17 @@ class ClassRanks:
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
         else:  # the fused kernels take them, unused without lists
             self.plan, self.ids = self.bounds_dev, self.bounds_dev
+        self.kept_rows = 0
         if self.fuses_finish:
-            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds)
+            kernel = kernels[self.fused_name]
+            self.grid = _fused_grid(cupy, kernel, graph, self.listed, self.bounds)
+            if self.persistent and self.listed:
+                # Shared memory for the rows of the unit a block keeps, where blocks may keep units:
+                # a unit holds at most BLOCK vertices. Not given otherwise, since it takes L1 from
+                # the swept units' gathers (measured: 10-20% slower on soc-Epinions1 and web-NotreDame).
+                grid = _fused_grid(cupy, kernel, graph, True, self.bounds, 4 * KEPT_ROWS)
+                if -(-graph.n // BLOCK) <= grid:
+                    self.kept_rows, self.grid = KEPT_ROWS, grid
 
     def prepare(self) -> None:
         """Classify by in-degree (timed as ``partition_ms``); only the unfused
@@ -161,7 +171,8 @@ class ClassRanks:
     def _fused_args(self, ranks, dv, dx, ever, scratch, state, pull_edges) -> tuple:
         """Arguments of ``rank_fused`` (ranks = R, C, Rnew, Cnew; dx = dx_in, dx_out;
         scratch = the change slots) or ``rank_persistent`` (ranks = R0, C0, R1, C1;
-        dx = dx0, dx1; scratch = the change slots and the work counters)."""
+        dx = dx0, dx1; scratch = the change slots, the work counters, the barrier's
+        arrival counters and the kept rows' capacity)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
@@ -169,13 +180,14 @@ class ClassRanks:
                  dv, c0, alpha, tau_f, tau_p, g.offsets, g.targets, *dx, ever, *scratch, state,
                  np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges)))
 
-    def solve(self, ranks, contributions, dv, dx, ever, slots, work, state, pull_edges) -> None:
+    def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges) -> None:
         """Every iteration in one cooperative launch (``persistent``): iteration i reads
         buffer i % 2 of ``ranks`` and ``contributions`` (and of ``dx``) and writes the other;
-        ``slots`` (six float64) and ``work`` (three int32) start zeroed."""
+        ``slots`` (six float64), ``work`` (three int32) and ``arrivals`` (three uint64, the
+        kept units' barrier counters) start zeroed."""
         args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,
-                                (slots, work), state, pull_edges)
-        self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
+                                (slots, work, arrivals, np.int32(self.kept_rows)), state, pull_edges)
+        self.kernels[self.fused_name]((self.grid,), (BLOCK,), args, shared_mem=4 * self.kept_rows)
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
@@ -205,7 +217,7 @@ class ClassRanks:
                 c0, alpha, tau_f, tau_p, delta, done))
 
 
-def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds) -> int:
+def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds, dynamic_shared: int = 0) -> int:
     """Blocks of a fused class launch: about one resident wave
     (:func:`dynpr.gpu.device_graph.resident_grid`), or fewer when the work has fewer
     units. The units are counted without a host read: one per 256 vertices at level
@@ -213,9 +225,9 @@ def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds) -> int:
     more in-edges than bounds[k-1], so at most m / (bounds[k-1] + 1) vertices belong to it)."""
     n, m = g.n, int(g.sources.size)
     if not listed:
-        return resident_grid(cupy, kernel, -(-n // BLOCK))
+        return resident_grid(cupy, kernel, -(-n // BLOCK), dynamic_shared)
     units = 0
     for lanes, lower in zip(CLASS_LANES, (None,) + tuple(bounds)):
         count = n if lower is None else min(n, m // (lower + 1))
         units += count if lanes == BLOCK else -(-count * lanes // BLOCK)
-    return resident_grid(cupy, kernel, units)
+    return resident_grid(cupy, kernel, units, dynamic_shared)

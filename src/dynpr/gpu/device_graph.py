@@ -41,20 +41,23 @@ def grid_for(count: int) -> tuple[int]:
     return (max(1, -(-count // BLOCK)),)
 
 
-def resident_grid(cupy, kernel, units: int) -> int:
+def resident_grid(cupy, kernel, units: int, dynamic_shared: int = 0) -> int:
     """Blocks of BLOCK threads of ``kernel`` that the device holds at once, at most ``units``.
 
     The grid of a launch that hands out its work units itself (about one resident wave
     does best) or of a cooperative one (whose blocks must all be resident, else the
     launch fails): multiprocessors times the blocks that fit one by threads, by
-    registers (allocated per warp in units of 256) and by static shared memory."""
+    registers (allocated per warp in units of 256) and by shared memory (static, plus
+    ``dynamic_shared`` bytes per block, plus what the device reserves per block)."""
     device = cupy.cuda.Device()
     attributes = device.attributes
     per_warp = -(-kernel.num_regs * 32 // 256) * 256
     fits = [attributes["MaxThreadsPerMultiProcessor"] // BLOCK,
             attributes["MaxRegistersPerMultiprocessor"] // (per_warp * (BLOCK // 32))]
-    if kernel.shared_size_bytes:
-        fits.append(attributes["MaxSharedMemoryPerMultiprocessor"] // kernel.shared_size_bytes)
+    shared = kernel.shared_size_bytes + dynamic_shared
+    if shared:
+        reserved = attributes.get("ReservedSharedMemoryPerBlock", 0)
+        fits.append(attributes["MaxSharedMemoryPerMultiprocessor"] // (shared + reserved))
     return max(1, min(units, max(1, min(fits)) * attributes["MultiProcessorCount"]))
 
 

@@ -92,8 +92,9 @@ class IterationLoop:
             else:
                 self.dn = cupy.zeros(n, dtype=cupy.uint8)
         self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
-        # a whole-solve launch's ring of three (change, push work) slots and work counters
+        # a whole-solve launch's rings of three (change, push work) slots, work counters and barrier counters
         self.slots, self.work = cupy.zeros(6, dtype=cupy.float64), cupy.zeros(3, dtype=cupy.int32)
+        self.arrivals = cupy.zeros(3, dtype=cupy.uint64)
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
         if relabel and self.frontier:
@@ -183,7 +184,7 @@ class IterationLoop:
             events[2].record()
             if persistent:
                 self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.slots, self.work,
-                                self.state, self.pull_edges)
+                                self.arrivals, self.state, self.pull_edges)
             launched = 0
             while not persistent:
                 if replay is not None:

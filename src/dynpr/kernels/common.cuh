@@ -47,6 +47,51 @@ __device__ __forceinline__ double block_reduce(double x) {
 __device__ __forceinline__ double block_sum(double x) { return block_reduce<Sum>(x); }
 __device__ __forceinline__ double block_max(double x) { return block_reduce<Max>(x); }
 
+// Exclusive prefix sum of x over the block (blockDim.x == kBlock) in thread
+// order; `total` gets the block's sum in every thread.
+__device__ __forceinline__ long long block_exclusive_sum(long long x, long long& total) {
+  __shared__ long long warp_totals[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  long long inclusive = x;
+  for (int off = 1; off < 32; off <<= 1) {
+    const long long y = __shfl_up_sync(0xffffffffu, inclusive, off);
+    if (lane >= off) inclusive += y;
+  }
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  long long before = 0;
+  total = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    before += w < warp ? warp_totals[w] : 0;
+    total += warp_totals[w];
+  }
+  return before + inclusive - x;
+}
+
+// A barrier of `blocks` blocks of a cooperative launch (the others must have
+// left) that also tells every block whether any block arrived with `flag`
+// set: each block adds 1 to `counter` (which starts at zero), plus 2^32 when
+// a thread of it has `flag`, and waits for the low word to reach `blocks`.
+// As cooperative groups' grid sync, thread 0 arrives after a fence that
+// publishes the block's writes and leaves after one that makes the others'
+// visible; the flag rides on the arrival, so no read after the barrier is
+// needed to learn it.
+__device__ __forceinline__ bool grid_barrier_or(unsigned long long* counter, unsigned int blocks, bool flag) {
+  const bool block_flag = __syncthreads_or(flag);
+  bool any = false;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1ull + (block_flag ? 1ull << 32 : 0ull));
+    unsigned long long seen;
+    do {
+      seen = *reinterpret_cast<volatile unsigned long long*>(counter);
+    } while (static_cast<unsigned int>(seen) < blocks);
+    __threadfence();
+    any = (seen >> 32) != 0;
+  }
+  return __syncthreads_or(any);
+}
+
 // L-infinity accumulation across blocks: for non-negative IEEE-754 doubles the
 // order of the values equals the order of their bit patterns read as unsigned
 // 64-bit integers, so an integer atomicMax on the bits is an exact max.

@@ -14,6 +14,7 @@
 using dynpr::ClassPlan;
 using dynpr::Frontier;
 using dynpr::RankArgs;
+using dynpr::Row;
 using dynpr::class_lanes;
 using dynpr::IterationState;
 using dynpr::kBlock;
@@ -140,14 +141,21 @@ __device__ __forceinline__ void finish_by_last_block(double* delta, IterationSta
 
 // One vertex of the fused launches: Static/ND through rank_vertex, DT, DF and
 // DF-P through dynamic_vertex (push or pull mode, see there).
+// v's in-edges are `row` (read from in_offsets when not given); BATCHED: see gather.
+template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool BATCHED = false>
+__device__ __forceinline__ double step_vertex(bool active, int v, const RankArgs& a, const Frontier& fr, bool pull,
+                                              double& edges, Row row) {
+  if constexpr (AFFECTED) {
+    return dynpr::dynamic_vertex<G, FRONTIER, PRUNE, BATCHED>(active, v, a, fr, pull, edges, row);
+  } else {
+    return rank_vertex<G, false, false, false, true, BATCHED>(active, v, a, row);
+  }
+}
+
 template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE>
 __device__ __forceinline__ double step_vertex(bool active, int v, const RankArgs& a, const Frontier& fr, bool pull,
                                               double& edges) {
-  if constexpr (AFFECTED) {
-    return dynpr::dynamic_vertex<G, FRONTIER, PRUNE>(active, v, a, fr, pull, edges);
-  } else {
-    return rank_vertex<G, false, false, false, true>(active, v, a);
-  }
+  return step_vertex<G, AFFECTED, FRONTIER, PRUNE>(active, v, a, fr, pull, edges, dynpr::in_row(a, v, active));
 }
 
 // The end of a fused launch: the block's largest change and push work (none
@@ -229,6 +237,11 @@ __device__ __forceinline__ void chunk_unit(int u, int n, const long long* bounds
   }
 }
 
+// The class of work unit u of a class-listed launch (units of the heaviest class first).
+__device__ __forceinline__ int unit_class(int u, const ClassPlan* plan) {
+  return u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
+}
+
 // One iteration's rank step over every vertex, by the blocks of the launch:
 // with class lists (LISTED) every degree class of the default variant, over
 // the lists of degree_classes: class k (lanes 1, 8, 32, kBlock) has count[k]
@@ -251,8 +264,7 @@ __device__ __forceinline__ void sweep(const int* ids, int n, const ClassPlan* pl
     return;
   }
   for_each_unit(plan->total, work, [&](int u) {
-    // k is uniform over the block, so every thread takes the same branch.
-    const int k = u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
+    const int k = unit_class(u, plan);  // uniform over the block: every thread takes the same branch
     const int* class_ids = ids + static_cast<long long>(k) * n;
     const long long first_item = static_cast<long long>(u - plan->first[k]) * kBlock;
     const long long* in_offsets = a.in_offsets;
@@ -301,27 +313,110 @@ __global__ void __launch_bounds__(kBlock) rank_fused(
   end_block<FRONTIER>(change, edges, pull, delta, state, tau, max_iterations, pull_edges);
 }
 
+// A work unit kept by one block for a whole solve (rank_persistent on graphs of
+// at most one unit per block): its class, each thread's vertex and that
+// vertex's in-edge row, in `sources`. The rows are copied once into the
+// block's shared memory where they fit (`capacity` ints; else the graph's
+// in-CSR is read), so an iteration's chain of dependent loads is the
+// contributions alone, not class plan, vertex id, offsets and sources first.
+// A row starts at the same position mod 4 as in the in-CSR, which keeps the
+// warp and block classes' int4 reads, and so their order of additions (gather).
+struct KeptUnit {
+  int k, v;
+  bool active;
+  Row row;
+  const int* sources;
+};
+
+__device__ __forceinline__ KeptUnit keep_unit(int u, const int* ids, int n, const ClassPlan* plan,
+                                              const long long* in_offsets, const int* sources, int* staged,
+                                              int capacity) {
+  KeptUnit unit;
+  unit.k = unit_class(u, plan);
+  const int lanes = class_lanes(unit.k), lane = threadIdx.x % lanes;
+  const long long first_item = static_cast<long long>(u - plan->first[unit.k]) * kBlock;
+  const long long item = lanes == kBlock ? first_item / kBlock : (first_item + threadIdx.x) / lanes;
+  unit.v = dynpr::class_vertex<true>(item, ids + static_cast<long long>(unit.k) * n, plan->count[unit.k], in_offsets,
+                                     0, 0, unit.active);
+  const Row row = unit.active ? Row{in_offsets[unit.v], in_offsets[unit.v + 1]} : Row{};
+  const long long degree = row.end - row.begin;
+  long long total;  // each group's share: its row and up to 3 ints of alignment
+  long long base = dynpr::block_exclusive_sum(lane == 0 ? degree + 3 : 0, total);
+  if (lanes == kBlock) base = 0;
+  else if (lanes > 1) base = __shfl_sync(0xffffffffu, base, threadIdx.x % 32 / lanes * lanes);
+  if (total > capacity) {  // uniform over the block
+    unit.row = row;
+    unit.sources = sources;
+    return unit;
+  }
+  const long long local = base + ((row.begin - base) & 3);
+  for (long long e = lane; e < degree; e += lanes) staged[local + e] = sources[row.begin + e];
+  __syncthreads();
+  unit.row = Row{local, local + degree};
+  unit.sources = staged;
+  return unit;
+}
+
+// One iteration of a kept unit; its gathers take their edges in batches
+// (gather's BATCHED), whose ids come from shared memory.
+template <bool AFFECTED, bool FRONTIER, bool PRUNE>
+__device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs& a, const Frontier& fr, bool pull,
+                                            double& edges) {
+  switch (unit.k) {
+    case 0:
+      return step_vertex<class_lanes(0), AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges,
+                                                                          unit.row);
+    case 1:
+      return step_vertex<class_lanes(1), AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges,
+                                                                          unit.row);
+    case 2:
+      return step_vertex<class_lanes(2), AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges,
+                                                                          unit.row);
+    default:
+      return step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges, unit.row);
+  }
+}
+
 // A whole solve in one cooperative launch (small graphs, where an iteration
 // costs about a launch and a few dependent loads: the variant
 // "classes_persistent", and "classes" below dynpr.designs.PERSISTENT_EDGES).
-// The grid is every block the device holds at once; iteration i sweeps
-// buffer i % 2 into the other, folds its change and push work into slot
-// i % 3 of `slots` (two doubles each) with units from counter i % 3 of
-// `work`, and a grid-wide sync ends it: then every block reads the same slot
-// and takes the same decision (stop, turn to pull), so no block waits on
-// another's word. Slot and counter (i + 1) % 3 are cleared during iteration
-// i, when every block has read them last (after the sync ending i - 2).
-// slots, work and the state start zeroed (the state's pull flag may be set
-// by mark_frontier); the state gets the iterations, converged and done.
+// The grid is every block the device holds at once. Iteration i sweeps
+// buffer i % 2 into the other; slot i % 3 of `slots` (two doubles) and
+// counter i % 3 of `work` and of `arrivals` serve it, and slot and counters
+// (i + 1) % 3 are cleared during iteration i, when every block has read them
+// last (before the barrier ending i - 1). Every block takes the same
+// decision (stop, turn to pull) from the same values, so no block waits on
+// another's word.
+// - Kept units: with class lists and at most one unit per block, block b
+//   keeps unit b for the whole solve (keep_unit; `staged`: dynamic shared
+//   memory of `capacity` ints), the blocks without a unit leave at once, and
+//   a barrier of the units' blocks alone ends an iteration and tells every
+//   block whether any vertex changed by more than tau (grid_barrier_or).
+// - Swept units: otherwise every block takes units from the counter (sweep),
+//   folds its largest change into the slot and a grid-wide sync ends the
+//   iteration. (The kept path's barrier and staged reads measured slower
+//   here, on soc-Epinions1 and web-NotreDame.)
+// DF/DF-P in push mode add their push work to the slot's second double
+// before the barrier and read it after it (turn to pull). slots, work,
+// arrivals and the state start zeroed (the state's pull flag may be set by
+// mark_frontier); the state gets the iterations, converged and done. The
+// launch bounds keep the dynamic approaches' registers from spilling in the
+// kept path (ptxas's own choice spills) and Static's and ND's at five blocks
+// per multiprocessor.
 template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock) rank_persistent(
+__global__ void __launch_bounds__(kBlock, AFFECTED ? 3 : 5) rank_persistent(
     const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
     double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
-    unsigned char* dx0, unsigned char* dx1, unsigned char* ever, double* slots, int* work, IterationState* state,
-    double tau, int max_iterations, double pull_edges) {
-  namespace cg = cooperative_groups;
-  cg::grid_group grid = cg::this_grid();
+    unsigned char* dx0, unsigned char* dx1, unsigned char* ever, double* slots, int* work,
+    unsigned long long* arrivals, int capacity, IterationState* state, double tau, int max_iterations,
+    double pull_edges) {
+  extern __shared__ int staged[];
+  const int total = LISTED ? plan->total : 0;
+  const bool kept = total > 0 && total <= static_cast<int>(gridDim.x);  // uniform over the grid
+  if (kept && static_cast<int>(blockIdx.x) >= total) return;
+  KeptUnit unit{};
+  if (kept) unit = keep_unit(blockIdx.x, ids, n, plan, in_offsets, sources, staged, capacity);
   bool pull = FRONTIER && state->pull;
   for (int i = 0;; ++i) {
     const int b = i & 1, slot = i % 3;
@@ -329,21 +424,34 @@ __global__ void __launch_bounds__(kBlock) rank_persistent(
       const int next = (i + 1) % 3;
       work[next] = 0;
       slots[2 * next] = slots[2 * next + 1] = 0.0;
+      arrivals[next] = 0;
     }
     const Frontier fr{out_offsets, targets, b ? dx1 : dx0, b ? dx0 : dx1, ever};
-    const RankArgs a{in_offsets, sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
-                     dv, nullptr, c0, alpha, tau_f, tau_p};
     double change = 0.0, edges = 0.0;
-    sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
-    change = dynpr::block_max(change);
-    if (FRONTIER && !pull) edges = dynpr::block_sum(edges);  // pull: uniform, and no push work to count
-    if (threadIdx.x == 0) {
-      if (change > 0.0) dynpr::atomic_max_nonneg(&slots[2 * slot], change);
-      if (FRONTIER && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
+    if (kept) {
+      const RankArgs a{in_offsets, unit.sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
+                       dv, nullptr, c0, alpha, tau_f, tau_p};
+      change = kept_step<AFFECTED, FRONTIER, PRUNE>(unit, a, fr, pull, edges);
+    } else {
+      const RankArgs a{in_offsets, sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
+                       dv, nullptr, c0, alpha, tau_f, tau_p};
+      sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
     }
-    grid.sync();
-    const bool converged = __ldcg(&slots[2 * slot]) <= tau;
-    if (FRONTIER && __ldcg(&slots[2 * slot + 1]) > pull_edges) pull = true;
+    const bool push = FRONTIER && !pull;  // pull: uniform, and no push work to count
+    if (push) {
+      edges = dynpr::block_sum(edges);
+      if (threadIdx.x == 0 && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
+    }
+    bool converged;
+    if (kept) {
+      converged = !dynpr::grid_barrier_or(&arrivals[slot], total, change > tau);
+    } else {
+      change = dynpr::block_max(change);
+      if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(&slots[2 * slot], change);
+      cooperative_groups::this_grid().sync();
+      converged = __ldcg(&slots[2 * slot]) <= tau;
+    }
+    if (push && __ldcg(&slots[2 * slot + 1]) > pull_edges) pull = true;
     if (converged || i + 1 >= max_iterations) {
       if (blockIdx.x == 0 && threadIdx.x == 0) {
         state->iterations = i + 1;

@@ -52,6 +52,17 @@ struct RankArgs {
   double c0, alpha, tau_f, tau_p;
 };
 
+// Vertex v's in-edges: positions [begin, end) of RankArgs::sources (the graph's
+// in-CSR, or a block's copy of its rows in shared memory: stage_unit).
+struct Row {
+  long long begin = 0, end = 0;
+};
+
+// v's row in the graph's in-CSR, or an empty one when `load` is false.
+__device__ __forceinline__ Row in_row(const RankArgs& a, int v, bool load) {
+  return load ? Row{a.in_offsets[v], a.in_offsets[v + 1]} : Row{};
+}
+
 // The contribution C[u] of u as a gather reads it. The default's DF/DF-P
 // iterations in pull mode (dynamic_vertex) store -C[u] when u expanded in the
 // iteration that wrote it, so the gather adds |C[u]| and ORs the sign bits:
@@ -74,7 +85,9 @@ __device__ __forceinline__ void add_contribution(double x, double& c, bool& expa
 // before up to 3 trailing ones; measured on the H100 (web-NotreDame Static
 // 1.30 -> 1.15 ms). Only the order of the additions changes (~1e-17 in L1).
 // SIGNED (with PRC): see add_contribution.
-template <int G, bool PRC, bool SIGNED = false>
+constexpr int kGatherBatch = 8;
+
+template <int G, bool PRC, bool SIGNED = false, bool BATCHED = false>
 __device__ __forceinline__ double gather(long long begin, long long end, int lane, const RankArgs& a,
                                          bool& expanded) {
   double c = 0.0;
@@ -90,16 +103,31 @@ __device__ __forceinline__ double gather(long long begin, long long end, int lan
       add_contribution<SIGNED>(a.C[s.w], c, expanded);
     }
     if (body + lane < end) add_contribution<SIGNED>(a.C[a.sources[body + lane]], c, expanded);
-    return c;
-  }
-  // Unrolled so that several independent gathers are in flight per thread.
+  } else if constexpr (PRC && BATCHED) {
+    // kGatherBatch edges a round, their ids loaded first and then their contributions, so a
+    // round costs two dependent loads whatever its length (a loop unrolled by the compiler
+    // leaves a remainder taken one edge at a time); added in edge order, as below.
+    for (long long first = begin + lane; first < end; first += kGatherBatch * G) {
+      int u[kGatherBatch];
+#pragma unroll
+      for (int j = 0; j < kGatherBatch; ++j) u[j] = first + j * G < end ? a.sources[first + j * G] : -1;
+      double x[kGatherBatch];
+#pragma unroll
+      for (int j = 0; j < kGatherBatch; ++j) x[j] = u[j] >= 0 ? a.C[u[j]] : 0.0;
+#pragma unroll
+      for (int j = 0; j < kGatherBatch; ++j)
+        if (u[j] >= 0) add_contribution<SIGNED>(x[j], c, expanded);
+    }
+  } else {
+    // Unrolled so that several independent gathers are in flight per thread.
 #pragma unroll 4
-  for (long long e = begin + lane; e < end; e += G) {
-    const int u = a.sources[e];
-    if constexpr (PRC) {
-      add_contribution<SIGNED>(a.C[u], c, expanded);
-    } else {
-      c += a.R[u] * a.inv_degree[u];
+    for (long long e = begin + lane; e < end; e += G) {
+      const int u = a.sources[e];
+      if constexpr (PRC) {
+        add_contribution<SIGNED>(a.C[u], c, expanded);
+      } else {
+        c += a.R[u] * a.inv_degree[u];
+      }
     }
   }
   return c;
@@ -126,9 +154,10 @@ __device__ __forceinline__ double group_sum(double c) {
 // (one double per edge) instead of R[u] * inv_degree[u] (two), and writes Cnew
 // for the next iteration. AFFECTED: only vertices with dv[v] set are
 // computed, the rest copy R (and C) to Rnew (Cnew); FRONTIER and PRUNE as in
-// finish_vertex. Returns |r - R[v]| in the finishing lane (0 elsewhere).
-template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
-__device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a) {
+// finish_vertex. `row` is v's in-edges (read only when v is computed).
+// Returns |r - R[v]| in the finishing lane (0 elsewhere).
+template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC, bool BATCHED = false>
+__device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a, Row row) {
   const int lane = threadIdx.x % G;
   if (active && AFFECTED && !a.dv[v]) {
     if (lane == 0) {
@@ -138,12 +167,19 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
     active = false;
   }
   bool unused = false;
-  double c = active ? gather<G, PRC>(a.in_offsets[v], a.in_offsets[v + 1], lane, a, unused) : 0.0;
+  double c = active ? gather<G, PRC, false, BATCHED>(row.begin, row.end, lane, a, unused) : 0.0;
   c = group_sum<G>(c);
   const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   if (!finisher) return 0.0;
   return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f,
                                              a.tau_p, a.Cnew);
+}
+
+// rank_vertex reading v's row from in_offsets (only when it computes v).
+template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
+__device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a) {
+  return rank_vertex<G, AFFECTED, FRONTIER, PRUNE, PRC>(active, v, a,
+                                                        in_row(a, v, active && (!AFFECTED || a.dv[v])));
 }
 
 // ---- the default's dynamic step (DT, DF, DF-P in one launch per iteration) ----
@@ -192,25 +228,24 @@ struct Frontier {
 // mode a vertex computed in the previous iteration (dv bit kWritten): elsewhere
 // the two buffers already agree (both start as the starting ranks and
 // contributions). In pull mode every vertex writes, clearing its sign.
+// `row` is v's in-edges, given for every active v whatever its flags say (the
+// caller loads it before the flags are known: one dependent load less).
 // Returns |r - R[v]| in the finishing lane (0 elsewhere).
-template <int G, bool FRONTIER, bool PRUNE>
+template <int G, bool FRONTIER, bool PRUNE, bool BATCHED = false>
 __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankArgs& a, const Frontier& fr,
-                                                 bool pull, double& edges) {
+                                                 bool pull, double& edges, Row row) {
   const int lane = threadIdx.x % G;
   unsigned char flags = 0;
   bool marked = false, compute = false;
-  long long begin = 0, end = 0;
+  const long long begin = row.begin, end = row.end;
   if (active) {
     flags = a.dv[v];
     if (FRONTIER) marked = fr.dx_in[v];
-    // Loaded whatever the flags say: one dependent load less per vertex.
-    begin = a.in_offsets[v];
-    end = a.in_offsets[v + 1];
     compute = pull || (flags & kAffected) || marked;
   }
   bool announced = false;  // pull: an in-neighbour expanded last iteration
   double c = 0.0;
-  if (compute) c = gather<G, true, FRONTIER>(begin, end, lane, a, announced);
+  if (compute) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
   c = group_sum<G>(c);
   if (FRONTIER && pull) {  // pull is uniform over the grid, so every lane of the group takes this
     if constexpr (G == kBlock) {
