@@ -26,7 +26,7 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
         np.empty((2, n), np.float64),  # contributions C, Cnew
         np.empty(n, np.uint8),  # dv
         np.empty(2, np.float64), np.empty(6, np.int32),  # change and push work, IterationState
-        np.empty(6, np.float64), np.empty(3, np.int32),  # the persistent launch's slots and counters
+        np.empty(6, np.float64), np.empty(3, np.int32), np.empty(3, np.uint64),  # the persistent launch's slots and counters
         np.empty((2, batch_edges), np.int32),
     ]
     if listed:  # four in-degree classes: ids, three bounds, the plan (counts, first units, total, ticket)
