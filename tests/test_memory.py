@@ -130,10 +130,10 @@ def test_check_fits_big_graph_on_small_device():
     # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card. By hand:
     # 8 bytes per edge (two id arrays) + 81 per vertex (two offsets 16, 1/d 8, its scratch 8,
     # R and Rnew 16, C and Cnew 16, class ids 16, dv 1) + the offsets' end (16) + class counts,
-    # bounds and plan (24 + 40) + change, push work and state (16 + 24) + the persistent launch's slots
-    # and counters (48 + 12) = 14.39 GiB.
+    # bounds and plan (24 + 40) + change, push work and state (16 + 24) + the persistent launch's slots,
+    # work counters and barrier counters (48 + 12 + 24) = 14.39 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 40 + 60
+    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 40 + 84
     with pytest.raises(MemoryError, match=r"graph needs 14\.39 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)
 
