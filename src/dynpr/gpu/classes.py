@@ -135,7 +135,6 @@ class ClassRanks:
         self.persistent = persistent and self.fuses_finish
         if self.persistent:
             self.kernels = kernels = kernels | loader.persistent_kernels()
-        self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
@@ -147,16 +146,18 @@ class ClassRanks:
         else:  # the fused kernels take them, unused without lists
             self.plan, self.ids = self.bounds_dev, self.bounds_dev
         self.kept_rows = 0
+        if self.persistent and self.listed:
+            # Blocks may keep their unit for the solve only if the units (each of at most BLOCK
+            # vertices) can be fewer than the blocks: then the kernel with the kept path, and shared
+            # memory for the kept rows; otherwise the swept kernel alone (faster there).
+            name = loader.fused_kernel_name(True, mode, True, keep=True)
+            grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
+            if -(-graph.n // BLOCK) <= grid:
+                self.kept_rows = KEPT_ROWS
+        self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent, keep=self.kept_rows > 0)
         if self.fuses_finish:
-            kernel = kernels[self.fused_name]
-            self.grid = _fused_grid(cupy, kernel, graph, self.listed, self.bounds)
-            if self.persistent and self.listed:
-                # Shared memory for the rows of the unit a block keeps, where blocks may keep units:
-                # a unit holds at most BLOCK vertices. Not given otherwise, since it takes L1 from
-                # the swept units' gathers (measured: 10-20% slower on soc-Epinions1 and web-NotreDame).
-                grid = _fused_grid(cupy, kernel, graph, True, self.bounds, 4 * KEPT_ROWS)
-                if -(-graph.n // BLOCK) <= grid:
-                    self.kept_rows, self.grid = KEPT_ROWS, grid
+            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds,
+                                    4 * self.kept_rows)
 
     def prepare(self) -> None:
         """Classify by in-degree (timed as ``partition_ms``); only the unfused

@@ -113,16 +113,21 @@ def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], p
     return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
 
 
-def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: bool = False) -> str:
+def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: bool = False,
+                      keep: bool = False) -> str:
     """Template name of the default's fused launch (``rank_fused``, an iteration per launch) or
-    of its whole-solve cooperative launch (``rank_persistent``), over class lists or not."""
-    return f"{'rank_persistent' if persistent else 'rank_fused'}<{_bools(listed, *mode)}>"
+    of its whole-solve cooperative launch (``rank_persistent``, where blocks may ``keep`` their
+    work unit for the solve), over class lists or not."""
+    if persistent:
+        return f"rank_persistent<{_bools(keep, listed, *mode)}>"
+    return f"rank_fused<{_bools(listed, *mode)}>"
 
 
 # Template instantiations go through NVRTC name expressions; extern "C"
 # kernels are found by their plain names.
 PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
-PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True) for listed in (True, False) for mode in RANK_MODES)
+PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True, keep) for listed, keep in
+                             ((True, True), (True, False), (False, False)) for mode in RANK_MODES)
 PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "contributions", "relabel_vertices", "relabel_rows",
                   "relabel_long_rows", "hold")
 # The baselines: the partitioned design's kernels, the precomputed-contribution

@@ -387,7 +387,7 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // last (before the barrier ending i - 1). Every block takes the same
 // decision (stop, turn to pull) from the same values, so no block waits on
 // another's word.
-// - Kept units: with class lists and at most one unit per block, block b
+// - Kept units: with KEEP, class lists and at most one unit per block, block b
 //   keeps unit b for the whole solve (keep_unit; `staged`: dynamic shared
 //   memory of `capacity` ints), the blocks without a unit leave at once, and
 //   a barrier of the units' blocks alone ends an iteration and tells every
@@ -399,12 +399,15 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // DF/DF-P in push mode add their push work to the slot's second double
 // before the barrier and read it after it (turn to pull). slots, work,
 // arrivals and the state start zeroed (the state's pull flag may be set by
-// mark_frontier); the state gets the iterations, converged and done. The
-// launch bounds keep the dynamic approaches' registers from spilling in the
-// kept path (ptxas's own choice spills) and Static's and ND's at five blocks
-// per multiprocessor.
-template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock, AFFECTED ? 3 : 5) rank_persistent(
+// mark_frontier); the state gets the iterations, converged and done.
+// KEEP (with LISTED) compiles the kept path in, for graphs where the host
+// finds that blocks may keep units (dynpr.gpu.classes.ClassRanks); its launch
+// bounds keep the dynamic approaches' registers from spilling there (ptxas's
+// own choice spills) and Static's and ND's at five blocks per multiprocessor.
+// Without KEEP the kernel is the swept one alone, as it was before the kept
+// path (which measured 20% slower for DF/DF-P on web-NotreDame with it).
+template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
+__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 5) : 1) rank_persistent(
     const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
     double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
@@ -412,7 +415,7 @@ __global__ void __launch_bounds__(kBlock, AFFECTED ? 3 : 5) rank_persistent(
     unsigned long long* arrivals, int capacity, IterationState* state, double tau, int max_iterations,
     double pull_edges) {
   extern __shared__ int staged[];
-  const int total = LISTED ? plan->total : 0;
+  const int total = KEEP && LISTED ? plan->total : 0;
   const bool kept = total > 0 && total <= static_cast<int>(gridDim.x);  // uniform over the grid
   if (kept && static_cast<int>(blockIdx.x) >= total) return;
   KeptUnit unit{};
