@@ -387,6 +387,19 @@ def test_persistent_solve_is_the_launch_per_iteration_run(name, approach, partit
     assert persistent.variant == "classes_persistent"
 
 
+def _watch_class_ranks(monkeypatch, attribute: str) -> list:
+    """The list to which every ClassRanks built from now on appends its `attribute`."""
+    seen = []
+    original = gpu_classes.ClassRanks.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(getattr(self, attribute))
+
+    monkeypatch.setattr(gpu_classes.ClassRanks, "__init__", spy)
+    return seen
+
+
 @pytest.mark.parametrize("approach", APPROACHES)
 def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeypatch):
     # Blocks of the persistent launch keep their unit's in-edge rows in shared memory where
@@ -401,14 +414,7 @@ def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeyp
     batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(6))
     new = apply_batch(old, batch)
     previous = gpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks  # also warms up
-    kept = []
-    original = gpu_classes.ClassRanks.__init__
-
-    def spy(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        kept.append(self.kept_rows)
-
-    monkeypatch.setattr(gpu_classes.ClassRanks, "__init__", spy)
+    kept = _watch_class_ranks(monkeypatch, "kept_rows")
     graphs, persistent = (gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant=v))
                           for v in ("classes_graphs", "classes_persistent"))
     assert kept == [0, designs.KEPT_ROWS]  # only the persistent launch keeps units
@@ -422,14 +428,7 @@ def test_default_picks_its_launch_by_size(monkeypatch):
     # per iteration; both give the same run.
     graph = load("CollegeMsg")
     gpu_pagerank._warm_up()  # its own runs stay out of `seen`
-    seen = []
-    original = gpu_classes.ClassRanks.__init__
-
-    def spy(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        seen.append(self.persistent)
-
-    monkeypatch.setattr(gpu_classes.ClassRanks, "__init__", spy)
+    seen = _watch_class_ranks(monkeypatch, "persistent")
     small = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
     limit = graph.num_edges
     monkeypatch.setattr(designs, "VARIANTS", {**designs.VARIANTS, "classes": replace(

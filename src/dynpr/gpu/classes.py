@@ -146,18 +146,17 @@ class ClassRanks:
         else:  # the fused kernels take them, unused without lists
             self.plan, self.ids = self.bounds_dev, self.bounds_dev
         self.kept_rows = 0
+        self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
+        if self.fuses_finish:
+            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds)
         if self.persistent and self.listed:
             # Blocks may keep their unit for the solve only if the units (each of at most BLOCK
-            # vertices) can be fewer than the blocks: then the kernel with the kept path, and shared
-            # memory for the kept rows; otherwise the swept kernel alone (faster there).
+            # vertices) can be fewer than the blocks: then the kernel with the kept path and shared
+            # memory for the kept rows; otherwise the swept kernel alone.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
             grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
             if -(-graph.n // BLOCK) <= grid:
-                self.kept_rows = KEPT_ROWS
-        self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent, keep=self.kept_rows > 0)
-        if self.fuses_finish:
-            self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds,
-                                    4 * self.kept_rows)
+                self.kept_rows, self.fused_name, self.grid = KEPT_ROWS, name, grid
 
     def prepare(self) -> None:
         """Classify by in-degree (timed as ``partition_ms``); only the unfused

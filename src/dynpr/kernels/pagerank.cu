@@ -394,8 +394,7 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 //   block whether any vertex changed by more than tau (grid_barrier_or).
 // - Swept units: otherwise every block takes units from the counter (sweep),
 //   folds its largest change into the slot and a grid-wide sync ends the
-//   iteration. (The kept path's barrier and staged reads measured slower
-//   here, on soc-Epinions1 and web-NotreDame.)
+//   iteration.
 // DF/DF-P in push mode add their push work to the slot's second double
 // before the barrier and read it after it (turn to pull). slots, work,
 // arrivals and the state start zeroed (the state's pull flag may be set by
@@ -404,8 +403,8 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // finds that blocks may keep units (dynpr.gpu.classes.ClassRanks); its launch
 // bounds keep the dynamic approaches' registers from spilling there (ptxas's
 // own choice spills) and Static's and ND's at five blocks per multiprocessor.
-// Without KEEP the kernel is the swept one alone, as it was before the kept
-// path (which measured 20% slower for DF/DF-P on web-NotreDame with it).
+// Without KEEP the kernel is the swept one alone, with the launch bounds it
+// had before the kept path.
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 5) : 1) rank_persistent(
     const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
