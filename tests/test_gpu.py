@@ -423,6 +423,31 @@ def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeyp
     np.testing.assert_array_equal(persistent.ranks, graphs.ranks)
 
 
+@pytest.mark.parametrize("name", ("CollegeMsg", "soc-Epinions1"))
+def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
+    # Blocks keep their work units for the solve where the units are no more than the kept
+    # kernel's blocks (CollegeMsg: 32 units); otherwise they sweep them (soc-Epinions1: 703,
+    # against 660 blocks on the H100). The run is the launch-per-iteration one either way.
+    cupy = pytest.importorskip("cupy")
+    graph = load(name)
+    previous = gpu_pagerank.update("static", None, graph, None, None, OPTIONS).ranks  # also warms up
+    kept = _watch_class_ranks(monkeypatch, "kept_rows")
+    persistent, graphs = (gpu_pagerank.update("static", None, graph, None, previous, replace(OPTIONS, variant=v))
+                          for v in ("classes_persistent", "classes_graphs"))
+    g = gpu_device.to_device(graph)
+    bounds = gpu_classes.default_bounds(g)
+    keep = loader.pagerank_kernels() | loader.persistent_kernels()
+    grid = gpu_classes._fused_grid(cupy, keep[loader.fused_kernel_name(True, gpu_device.MODES["static"], True,
+                                                                       keep=True)],
+                                   g, True, bounds, 4 * designs.KEPT_ROWS)
+    units = gpu_classes.class_units(cupy, g.in_offsets, bounds)
+    assert kept == [designs.KEPT_ROWS if units <= grid else 0, 0]
+    if name == "CollegeMsg":
+        assert kept[0] == designs.KEPT_ROWS
+    assert persistent.iterations == graphs.iterations
+    np.testing.assert_array_equal(persistent.ranks, graphs.ranks)
+
+
 def test_default_picks_its_launch_by_size(monkeypatch):
     # Below PERSISTENT_EDGES the default runs the persistent kernel, at or above it one launch
     # per iteration; both give the same run.
@@ -507,7 +532,8 @@ def test_class_plan_is_computed_on_the_device(name):
     first = np.cumsum([0] + units[::-1])[::-1]  # classes 3, 2, 1, 0 in that order
     np.testing.assert_array_equal(plan[layout.span("count")], counts)
     np.testing.assert_array_equal(plan[layout.span("first")], first[1:])
-    assert plan[layout.index("total")] == first[0]
+    assert plan[layout.index("total")] == first[0] == gpu_classes.class_units(cupy, g.in_offsets,
+                                                                                designs.CLASS_BOUNDS)
     # every block ticketed
     assert counts.sum() == graph.num_vertices and plan[layout.index("ticket")] == -(-graph.num_vertices // 256)
     ids = step.ids.get()

@@ -150,12 +150,13 @@ class ClassRanks:
         if self.fuses_finish:
             self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds)
         if self.persistent and self.listed:
-            # Blocks may keep their unit for the solve only if the units (each of at most BLOCK
-            # vertices) can be fewer than the blocks: then the kernel with the kept path and shared
-            # memory for the kept rows; otherwise the swept kernel alone.
+            # Blocks keep their unit for the solve where the units are no more than the blocks:
+            # then the kernel with the kept path and shared memory for the kept rows; otherwise
+            # the swept kernel alone. The units are counted (a read back, untimed) only where
+            # ceil(n / BLOCK), their fewest, does not already rule it out.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
             grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
-            if -(-graph.n // BLOCK) <= grid:
+            if -(-graph.n // BLOCK) <= grid and class_units(cupy, graph.in_offsets, self.bounds) <= grid:
                 self.kept_rows, self.fused_name, self.grid = KEPT_ROWS, name, grid
 
     def prepare(self) -> None:
@@ -215,6 +216,16 @@ class ClassRanks:
             self.kernels[self.names[k]](grid, (BLOCK,), (
                 ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
                 c0, alpha, tau_f, tau_p, delta, done))
+
+
+def class_units(cupy, in_offsets, bounds) -> int:
+    """Work units of the default's class lists (``degree_classes``): class k of
+    :data:`CLASS_LANES` (in-degree in ``(bounds[k-1], bounds[k]]``) takes
+    ``ceil(count * lanes / BLOCK)`` blocks of BLOCK threads. Reads the count back."""
+    degree = in_offsets[1:] - in_offsets[:-1]
+    classes = cupy.searchsorted(cupy.asarray(np.array(bounds, dtype=np.int64)), degree, side="left")
+    counts = cupy.bincount(classes, minlength=len(CLASS_LANES)).get()
+    return sum(-(-int(count) * lanes // BLOCK) for count, lanes in zip(counts, CLASS_LANES))
 
 
 def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds, dynamic_shared: int = 0) -> int:
