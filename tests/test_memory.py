@@ -197,3 +197,35 @@ def test_model_matches_the_pool_after_a_run(approach, variant):
     model = device_bytes_needed(n, max(old.num_edges, new.num_edges), approach, batch_edges=batch.insertions,
                                 variant=variant or "classes")
     assert 0.9 * model <= held <= 1.1 * model, (held, model)
+
+
+class _FakeDevice:
+    """An H100's attributes as CUDA reports them, for the launch-sizing helpers."""
+    attributes = {"MultiProcessorCount": 132, "MaxThreadsPerMultiProcessor": 2048,
+                  "MaxRegistersPerMultiprocessor": 65536, "MaxSharedMemoryPerMultiprocessor": 233472,
+                  "ReservedSharedMemoryPerBlock": 1024}
+
+
+class _FakeCupy:
+    class cuda:
+        @staticmethod
+        def Device():
+            return _FakeDevice()
+
+
+class _FakeKernel:
+    num_regs, shared_size_bytes, preferred_shared_memory_carveout = 64, 208, -1
+
+
+def test_kept_launch_sizes_from_registers_shared_memory_and_units():
+    from dynpr.gpu.device_graph import prefer_l1, resident_grid
+
+    kernel, kept_rows = _FakeKernel(), 4 * 8224
+    # 64 registers: 4 blocks of 256 threads per multiprocessor; 6 by shared memory
+    assert resident_grid(_FakeCupy, kernel, 10_000, kept_rows) == 4 * 132
+    assert resident_grid(_FakeCupy, kernel, 296, kept_rows) == 296
+    # 296 blocks: 3 per multiprocessor of 208 + 32896 + 1024 bytes, 43.9% of 233472
+    prefer_l1(_FakeCupy, kernel, 296, kept_rows)
+    assert kernel.preferred_shared_memory_carveout == 44
+    prefer_l1(_FakeCupy, kernel, 20 * 132, kept_rows)
+    assert kernel.preferred_shared_memory_carveout == 100

@@ -61,6 +61,18 @@ def resident_grid(cupy, kernel, units: int, dynamic_shared: int = 0) -> int:
     return max(1, min(units, max(1, min(fits)) * attributes["MultiProcessorCount"]))
 
 
+def prefer_l1(cupy, kernel, blocks: int, dynamic_shared: int) -> None:
+    """Ask the driver to carve out of each multiprocessor's L1 only the shared memory that
+    ``blocks`` blocks of ``kernel`` spread over the device take (``dynamic_shared`` bytes each
+    plus static and reserved ones), leaving the rest to the L1 cache; by default the driver
+    carves out what the most resident blocks would take. A hint the driver may round up."""
+    attributes = cupy.cuda.Device().attributes
+    per_multiprocessor = -(-blocks // attributes["MultiProcessorCount"])
+    per_block = kernel.shared_size_bytes + dynamic_shared + attributes.get("ReservedSharedMemoryPerBlock", 0)
+    percent = -(-100 * per_multiprocessor * per_block // attributes["MaxSharedMemoryPerMultiprocessor"])
+    kernel.preferred_shared_memory_carveout = min(100, percent)
+
+
 @dataclass(eq=False)
 class DeviceGraph:
     """A :class:`dynpr.graph.Graph` on the device, plus ``1/out-degree`` (float64)."""

@@ -72,21 +72,21 @@ __device__ __forceinline__ long long block_exclusive_sum(long long x, long long&
 // left) that also tells every block whether any block arrived with `flag`
 // set: each block adds 1 to `counter` (which starts at zero), plus 2^32 when
 // a thread of it has `flag`, and waits for the low word to reach `blocks`.
-// As cooperative groups' grid sync, thread 0 arrives after a fence that
-// publishes the block's writes and leaves after one that makes the others'
-// visible; the flag rides on the arrival, so no read after the barrier is
-// needed to learn it.
+// Thread 0 arrives with a release add, which publishes the block's writes,
+// and waits with acquire loads, which make the others' visible; the flag
+// rides on the arrival, so no read after the barrier is needed to learn it.
 __device__ __forceinline__ bool grid_barrier_or(unsigned long long* counter, unsigned int blocks, bool flag) {
   const bool block_flag = __syncthreads_or(flag);
   bool any = false;
   if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(counter, 1ull + (block_flag ? 1ull << 32 : 0ull));
+    // Instead of fences around a relaxed add and loads (as cooperative groups' grid sync):
+    // sx-mathoverflow Static 0.304 -> 0.283 ms on the H100.
+    const unsigned long long arrival = 1ull + (block_flag ? 1ull << 32 : 0ull);
+    asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(counter), "l"(arrival) : "memory");
     unsigned long long seen;
     do {
-      seen = *reinterpret_cast<volatile unsigned long long*>(counter);
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
     } while (static_cast<unsigned int>(seen) < blocks);
-    __threadfence();
     any = (seen >> 32) != 0;
   }
   return __syncthreads_or(any);

@@ -402,13 +402,14 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // KEEP (with LISTED) compiles the kept path in, for graphs whose units the
 // host counts no more than the blocks (dynpr.gpu.classes.ClassRanks); its
 // launch bounds keep the dynamic approaches' registers from spilling there
-// (ptxas's own choice spills) and Static's and ND's at five blocks per
-// multiprocessor. Without KEEP the kernel is the swept one alone, and its
-// minimum of 0 blocks per multiprocessor sets none: ptxas's own choice
-// (Static 40 registers, six blocks per multiprocessor), where a minimum of 1
-// lets it take 52 and leaves four, and the swept graphs slower.
+// (ptxas's own choice spills) and give Static and ND the 64 registers of
+// four blocks per multiprocessor that their batched gathers take. Without KEEP the kernel is the swept one alone, at the
+// occupancy it had before the kept path (Static and ND 40 registers, six
+// blocks per multiprocessor; DT, DF, DF-P 64, four): stated, because NVRTC's
+// own choice for it differs from nvcc's and went to 32 registers and eight
+// blocks, whose wider grid-wide sync made web-NotreDame's Static 15% slower.
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 5) : 0) rank_persistent(
+__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED ? 4 : 6)) rank_persistent(
     const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
     double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,

@@ -20,13 +20,10 @@ namespace dynpr {
 // r/d[v] of the next iteration is written too (precomputed contributions,
 // PRC, of the report "GPU Programming"), so gathers read one double per edge.
 template <bool FRONTIER, bool PRUNE, bool PRC = false>
-__device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
-                                                double* Rnew, unsigned char* dv, unsigned char* dn,
-                                                double c0, double alpha, double tau_f, double tau_p,
-                                                double* Cnew = nullptr) {
-  const double rv = R[v];
-  const double r = PRUNE ? (c0 + alpha * (c - rv * inv_degree[v])) / (1.0 - alpha * inv_degree[v])
-                         : c0 + alpha * c;
+__device__ __forceinline__ double finish_vertex(int v, double c, double rv, double inv, double* Rnew,
+                                                unsigned char* dv, unsigned char* dn, double c0, double alpha,
+                                                double tau_f, double tau_p, double* Cnew = nullptr) {
+  const double r = PRUNE ? (c0 + alpha * (c - rv * inv)) / (1.0 - alpha * inv) : c0 + alpha * c;
   const double dr = fabs(r - rv);
   if (FRONTIER) {
     const double rel = dr / fmax(r, rv);
@@ -34,8 +31,18 @@ __device__ __forceinline__ double finish_vertex(int v, double c, const double* i
     if (rel > tau_f) dn[v] = 1;
   }
   Rnew[v] = r;
-  if (PRC) Cnew[v] = r * inv_degree[v];
+  if (PRC) Cnew[v] = r * inv;
   return dr;
+}
+
+// finish_vertex reading rv = R[v] and inv = inv_degree[v].
+template <bool FRONTIER, bool PRUNE, bool PRC = false>
+__device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
+                                                double* Rnew, unsigned char* dv, unsigned char* dn,
+                                                double c0, double alpha, double tau_f, double tau_p,
+                                                double* Cnew = nullptr) {
+  return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, R[v], inv_degree[v], Rnew, dv, dn, c0, alpha, tau_f, tau_p,
+                                             Cnew);
 }
 
 // The arguments every rank kernel passes down to rank_vertex.
@@ -84,8 +91,12 @@ __device__ __forceinline__ void add_contribution(double x, double& c, bool& expa
 // after up to 3 leading edges that bring the index to a multiple of 4 and
 // before up to 3 trailing ones; measured on the H100 (web-NotreDame Static
 // 1.30 -> 1.15 ms). Only the order of the additions changes (~1e-17 in L1).
-// SIGNED (with PRC): see add_contribution.
-constexpr int kGatherBatch = 8;
+// SIGNED (with PRC): see add_contribution. BATCHED (with PRC; the kept units
+// of rank_persistent, whose ids are in shared memory) takes the edges in
+// rounds: kGatherBatch ids, or kGatherQuads int4 in the warp and block
+// classes, then their contributions, so a round costs two dependent loads;
+// the additions keep the order of the unbatched loops.
+constexpr int kGatherBatch = 8, kGatherQuads = 4;
 
 template <int G, bool PRC, bool SIGNED = false, bool BATCHED = false>
 __device__ __forceinline__ double gather(long long begin, long long end, int lane, const RankArgs& a,
@@ -94,13 +105,39 @@ __device__ __forceinline__ double gather(long long begin, long long end, int lan
   if constexpr (PRC && G >= 32) {
     const long long head = min(end, (begin + 3) & ~3LL), body = head + ((end - head) & ~3LL);
     if (begin + lane < head) add_contribution<SIGNED>(a.C[a.sources[begin + lane]], c, expanded);
+    if constexpr (BATCHED) {
+      // kGatherQuads int4 a round, loaded before their contributions and added in the same order.
+      for (long long first = head + 4 * lane; first < body; first += 4 * G * kGatherQuads) {
+        int4 s[kGatherQuads];
+        bool load[kGatherQuads];
+#pragma unroll
+        for (int j = 0; j < kGatherQuads; ++j) {
+          load[j] = first + j * 4 * G < body;
+          s[j] = load[j] ? *reinterpret_cast<const int4*>(a.sources + first + j * 4 * G) : int4{};
+        }
+        double x[4 * kGatherQuads];
+#pragma unroll
+        for (int j = 0; j < kGatherQuads; ++j) {
+          x[4 * j] = load[j] ? a.C[s[j].x] : 0.0;
+          x[4 * j + 1] = load[j] ? a.C[s[j].y] : 0.0;
+          x[4 * j + 2] = load[j] ? a.C[s[j].z] : 0.0;
+          x[4 * j + 3] = load[j] ? a.C[s[j].w] : 0.0;
+        }
+#pragma unroll
+        for (int j = 0; j < kGatherQuads; ++j) {
+          if (!load[j]) continue;
+          for (int i = 0; i < 4; ++i) add_contribution<SIGNED>(x[4 * j + i], c, expanded);
+        }
+      }
+    } else {
 #pragma unroll 2
-    for (long long e = head + 4 * lane; e < body; e += 4 * G) {
-      const int4 s = *reinterpret_cast<const int4*>(a.sources + e);  // e % 4 == 0: 16-byte aligned
-      add_contribution<SIGNED>(a.C[s.x], c, expanded);
-      add_contribution<SIGNED>(a.C[s.y], c, expanded);
-      add_contribution<SIGNED>(a.C[s.z], c, expanded);
-      add_contribution<SIGNED>(a.C[s.w], c, expanded);
+      for (long long e = head + 4 * lane; e < body; e += 4 * G) {
+        const int4 s = *reinterpret_cast<const int4*>(a.sources + e);  // e % 4 == 0: 16-byte aligned
+        add_contribution<SIGNED>(a.C[s.x], c, expanded);
+        add_contribution<SIGNED>(a.C[s.y], c, expanded);
+        add_contribution<SIGNED>(a.C[s.z], c, expanded);
+        add_contribution<SIGNED>(a.C[s.w], c, expanded);
+      }
     }
     if (body + lane < end) add_contribution<SIGNED>(a.C[a.sources[body + lane]], c, expanded);
   } else if constexpr (PRC && BATCHED) {
@@ -155,6 +192,7 @@ __device__ __forceinline__ double group_sum(double c) {
 // for the next iteration. AFFECTED: only vertices with dv[v] set are
 // computed, the rest copy R (and C) to Rnew (Cnew); FRONTIER and PRUNE as in
 // finish_vertex. `row` is v's in-edges (read only when v is computed).
+// BATCHED: see gather; R[v] and 1/d[v] are then loaded before the gather.
 // Returns |r - R[v]| in the finishing lane (0 elsewhere).
 template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC, bool BATCHED = false>
 __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs& a, Row row) {
@@ -166,11 +204,20 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
     }
     active = false;
   }
+  const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
+  double rv = 0.0, inv = 0.0;
+  if (BATCHED && finisher) {  // loaded before the gather, so in flight with it
+    rv = a.R[v];
+    inv = a.inv_degree[v];
+  }
   bool unused = false;
   double c = active ? gather<G, PRC, false, BATCHED>(row.begin, row.end, lane, a, unused) : 0.0;
   c = group_sum<G>(c);
-  const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   if (!finisher) return 0.0;
+  if constexpr (BATCHED) {
+    return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, rv, inv, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f, a.tau_p,
+                                               a.Cnew);
+  }
   return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f,
                                              a.tau_p, a.Cnew);
 }
@@ -244,6 +291,12 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
     compute = pull || (flags & kAffected) || marked;
   }
   bool announced = false;  // pull: an in-neighbour expanded last iteration
+  const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
+  double rv = 0.0, inv = 0.0;
+  if (BATCHED && finisher) {  // as in rank_vertex
+    rv = a.R[v];
+    inv = a.inv_degree[v];
+  }
   double c = 0.0;
   if (compute) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
   c = group_sum<G>(c);
@@ -259,7 +312,6 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   }
   double change = 0.0;
   int expand = 0;
-  const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   if (finisher) {
     if (marked) fr.dx_in[v] = 0;
     if (!((flags & kAffected) || marked || announced)) {
@@ -270,7 +322,10 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
       }
     } else {
       if (FRONTIER) fr.ever[v] = 1;
-      const double rv = a.R[v], inv = a.inv_degree[v];
+      if (!BATCHED) {
+        rv = a.R[v];
+        inv = a.inv_degree[v];
+      }
       const double r = PRUNE ? (a.c0 + a.alpha * (c - rv * inv)) / (1.0 - a.alpha * inv) : a.c0 + a.alpha * c;
       change = fabs(r - rv);
       flags |= kAffected | kWritten;
