@@ -427,7 +427,7 @@ def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeyp
 def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
     # Blocks keep their work units for the solve where the units are no more than the kept
     # kernel's blocks (CollegeMsg: 32 units); otherwise they sweep them (soc-Epinions1: 703,
-    # against 660 blocks on the H100). The run is the launch-per-iteration one either way.
+    # against 528 blocks on the H100). The run is the launch-per-iteration one either way.
     cupy = pytest.importorskip("cupy")
     graph = load(name)
     previous = gpu_pagerank.update("static", None, graph, None, None, OPTIONS).ranks  # also warms up

@@ -218,9 +218,10 @@ class _FakeKernel:
 
 
 def test_kept_launch_sizes_from_registers_shared_memory_and_units():
+    from dynpr.designs import KEPT_ROWS
     from dynpr.gpu.device_graph import prefer_l1, resident_grid
 
-    kernel, kept_rows = _FakeKernel(), 4 * 8224
+    kernel, kept_rows = _FakeKernel(), 4 * KEPT_ROWS  # 32896 bytes
     # 64 registers: 4 blocks of 256 threads per multiprocessor; 6 by shared memory
     assert resident_grid(_FakeCupy, kernel, 10_000, kept_rows) == 4 * 132
     assert resident_grid(_FakeCupy, kernel, 296, kept_rows) == 296

@@ -153,10 +153,10 @@ class ClassRanks:
             # Blocks keep their unit for the solve where the units are no more than the blocks
             # the device holds: then the kernel with the kept path and shared memory for the kept
             # rows, a block per unit, and the rest of the L1 left to the cache (H100,
-            # sx-mathoverflow Static: 0.355 ms on the resident grid, 0.321 ms on a block per
-            # unit, and 0.283 -> 0.271 ms with the L1 left over); otherwise the swept kernel
-            # alone. The units are counted (a read back, untimed) only where ceil(n / BLOCK),
-            # their fewest, does not already rule it out.
+            # sx-mathoverflow Static: a block per unit instead of the resident grid 0.355 ->
+            # 0.321 ms, the L1 left over 0.283 -> 0.271 ms); otherwise the swept kernel alone.
+            # The units are counted (a read back, untimed) only where ceil(n / BLOCK), their
+            # fewest, does not already rule it out.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
             grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
             units = class_units(cupy, graph.in_offsets, self.bounds) if -(-graph.n // BLOCK) <= grid else grid + 1

@@ -403,11 +403,12 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // host counts no more than the blocks (dynpr.gpu.classes.ClassRanks); its
 // launch bounds keep the dynamic approaches' registers from spilling there
 // (ptxas's own choice spills) and give Static and ND the 64 registers of
-// four blocks per multiprocessor that their batched gathers take. Without KEEP the kernel is the swept one alone, at the
-// occupancy it had before the kept path (Static and ND 40 registers, six
-// blocks per multiprocessor; DT, DF, DF-P 64, four): stated, because NVRTC's
-// own choice for it differs from nvcc's and went to 32 registers and eight
-// blocks, whose wider grid-wide sync made web-NotreDame's Static 15% slower.
+// four blocks per multiprocessor that their batched gathers take. Without
+// KEEP the kernel is the swept one alone, at the occupancy it had before the
+// kept path (Static and ND 40 registers, six blocks per multiprocessor; DT,
+// DF, DF-P at most 64, four): stated, because NVRTC's own choice for it
+// differs from nvcc's and went to 32 registers and eight blocks, whose wider
+// grid-wide sync made web-NotreDame's Static 15% slower.
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED ? 4 : 6)) rank_persistent(
     const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
