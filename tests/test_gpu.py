@@ -432,6 +432,7 @@ def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
     graph = load(name)
     previous = gpu_pagerank.update("static", None, graph, None, None, OPTIONS).ranks  # also warms up
     kept = _watch_class_ranks(monkeypatch, "kept_rows")
+    grids = _watch_class_ranks(monkeypatch, "grid")
     persistent, graphs = (gpu_pagerank.update("static", None, graph, None, previous, replace(OPTIONS, variant=v))
                           for v in ("classes_persistent", "classes_graphs"))
     g = gpu_device.to_device(graph)
@@ -443,7 +444,7 @@ def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
     units = gpu_classes.class_units(cupy, g.in_offsets, bounds)
     assert kept == [designs.KEPT_ROWS if units <= grid else 0, 0]
     if name == "CollegeMsg":
-        assert kept[0] == designs.KEPT_ROWS
+        assert kept[0] == designs.KEPT_ROWS and grids[0] == units  # a block per unit
     assert persistent.iterations == graphs.iterations
     np.testing.assert_array_equal(persistent.ranks, graphs.ranks)
 

@@ -159,8 +159,7 @@ class ClassRanks:
             # fewest, does not already rule it out.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
             grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
-            units = class_units(cupy, graph.in_offsets, self.bounds) if -(-graph.n // BLOCK) <= grid else grid + 1
-            if units <= grid:
+            if -(-graph.n // BLOCK) <= grid and (units := class_units(cupy, graph.in_offsets, self.bounds)) <= grid:
                 self.kept_rows, self.fused_name, self.grid = KEPT_ROWS, name, units
                 prefer_l1(cupy, kernels[name], units, 4 * KEPT_ROWS)
 
@@ -223,14 +222,18 @@ class ClassRanks:
                 c0, alpha, tau_f, tau_p, delta, done))
 
 
+def _units(counts) -> int:
+    """Work units of the class lists for ``counts`` vertices per class: class k of
+    :data:`CLASS_LANES` takes ``ceil(count * lanes / BLOCK)`` blocks of BLOCK threads."""
+    return sum(-(-int(count) * lanes // BLOCK) for count, lanes in zip(counts, CLASS_LANES))
+
+
 def class_units(cupy, in_offsets, bounds) -> int:
-    """Work units of the default's class lists (``degree_classes``): class k of
-    :data:`CLASS_LANES` (in-degree in ``(bounds[k-1], bounds[k]]``) takes
-    ``ceil(count * lanes / BLOCK)`` blocks of BLOCK threads. Reads the count back."""
+    """Work units of the default's class lists (``degree_classes``; class k takes the in-degrees
+    in ``(bounds[k-1], bounds[k]]``), counted on the device and read back."""
     degree = in_offsets[1:] - in_offsets[:-1]
     classes = cupy.searchsorted(cupy.asarray(np.array(bounds, dtype=np.int64)), degree, side="left")
-    counts = cupy.bincount(classes, minlength=len(CLASS_LANES)).get()
-    return sum(-(-int(count) * lanes // BLOCK) for count, lanes in zip(counts, CLASS_LANES))
+    return _units(cupy.bincount(classes, minlength=len(CLASS_LANES)).get())
 
 
 def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds, dynamic_shared: int = 0) -> int:
@@ -242,8 +245,5 @@ def _fused_grid(cupy, kernel, g: DeviceGraph, listed: bool, bounds, dynamic_shar
     n, m = g.n, int(g.sources.size)
     if not listed:
         return resident_grid(cupy, kernel, -(-n // BLOCK), dynamic_shared)
-    units = 0
-    for lanes, lower in zip(CLASS_LANES, (None,) + tuple(bounds)):
-        count = n if lower is None else min(n, m // (lower + 1))
-        units += count if lanes == BLOCK else -(-count * lanes // BLOCK)
-    return resident_grid(cupy, kernel, units, dynamic_shared)
+    counts = [n if lower is None else min(n, m // (lower + 1)) for lower in (None,) + tuple(bounds)]
+    return resident_grid(cupy, kernel, _units(counts), dynamic_shared)
