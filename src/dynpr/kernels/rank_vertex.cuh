@@ -293,12 +293,19 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   bool announced = false;  // pull: an in-neighbour expanded last iteration
   const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   double rv = 0.0, inv = 0.0;
+  long long out_begin = 0, out_end = 0;
   if (BATCHED && finisher) {  // as in rank_vertex
     rv = a.R[v];
     inv = a.inv_degree[v];
   }
+  if (BATCHED && FRONTIER && !pull && active) {  // the out-edges a push may mark, in flight with the gather
+    out_begin = fr.offsets[v];
+    out_end = fr.offsets[v + 1];
+  }
+  // BATCHED (a kept unit, whose row is at hand) gathers without waiting for the flags: a
+  // dependent load less, and a sum not taken where v turns out not to be computed.
   double c = 0.0;
-  if (compute) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
+  if (compute || (BATCHED && active)) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
   c = group_sum<G>(c);
   if (FRONTIER && pull) {  // pull is uniform over the grid, so every lane of the group takes this
     if constexpr (G == kBlock) {
@@ -354,10 +361,11 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   } else {
     expand = __shfl_sync(0xffffffffu, expand, 0, G);
   }
-  long long out_begin = 0, out_end = 0;
   if (expand) {
-    out_begin = fr.offsets[v];
-    out_end = fr.offsets[v + 1];
+    if (!BATCHED) {
+      out_begin = fr.offsets[v];
+      out_end = fr.offsets[v + 1];
+    }
     if (finisher) edges += static_cast<double>(out_end - out_begin);
   }
   if constexpr (G < 32) {
