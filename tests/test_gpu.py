@@ -360,15 +360,34 @@ def test_fused_frontier_matches_unfused(name, approach, partition):
 def test_push_and_pull_modes_give_the_unfused_run(name, approach, partition, fraction):
     # Pull mode learns of expansions from the sign of the contributions instead of marks pushed
     # to out-neighbours, and no mode copies ranks where the buffers agree: whether the run pulls
-    # from the start (share 0), turns early (0.01), at the default or never (inf), the
-    # iterations, affected set and ranks are classes_unfused's, bit for bit.
+    # from the start (share 0: the batch sources sign their contributions), turns early (0.01),
+    # at PULL_SHARE, at the default's choice (None) or never (inf), the iterations, affected set
+    # and ranks are classes_unfused's, bit for bit.
     old, new, batch, previous, _ = scenario(name, fraction)
     options = replace(OPTIONS, partition=partition)
     unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
-    for share in (0.0, 0.01, designs.PULL_SHARE, float("inf")):
+    for share in (None, 0.0, 0.01, designs.PULL_SHARE, float("inf")):
         fused = gpu_pagerank.update(approach, old, new, batch, previous, options, pull_share=share)
         assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected), share
         np.testing.assert_array_equal(fused.ranks, unfused.ranks)
+
+
+@pytest.mark.parametrize(("name", "share"), (("CollegeMsg", designs.KEPT_PULL_SHARE),
+                                             ("web-NotreDame", designs.PULL_SHARE)))
+def test_dynamic_runs_pull_from_the_start_where_blocks_keep_their_units(name, share, monkeypatch):
+    # CollegeMsg's class units fit the blocks (kept: KEPT_PULL_SHARE), web-NotreDame's do not.
+    gpu_pagerank._warm_up()  # its runs on a tiny graph first
+    seen = []
+    loop = gpu_pagerank.IterationLoop
+
+    def recording(*args, pull_share, **kwargs):
+        seen.append(pull_share)
+        return loop(*args, pull_share=pull_share, **kwargs)
+
+    monkeypatch.setattr(gpu_pagerank, "IterationLoop", recording)
+    old, new, batch, previous, _ = scenario(name, 1e-3)
+    gpu_pagerank.update("dfp", old, new, batch, previous, OPTIONS)
+    assert seen == [share]
 
 
 @pytest.mark.parametrize("partition", ("none", "in_out"))

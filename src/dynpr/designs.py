@@ -78,6 +78,12 @@ CLASS_BOUNDS = (8, 64, 1024)
 #: 2.283 / 2.238 at shares 0.02 / 0.05 / 0.1 / 0.2, 1.458 never pulling; push pays only on the
 #: smallest frontiers (R-MAT 21 at 1e-7: 9.5x Static at 0.1, 8.6x pulling from the start).
 PULL_SHARE = 0.1
+#: Where the blocks of the whole-solve launch keep their work units (KEPT_ROWS), DF/DF-P pull from
+#: the first iteration, the batch sources announcing themselves in the sign of their contributions:
+#: there an iteration is a chain of dependent loads whatever the frontier, and a push iteration's
+#: marks add to it. Measured on the H100 (sx-mathoverflow, temporal, 20 batches; DF-P iterations
+#: identical): 4.9 against 6.2 us per iteration at 1e-5, 4.7 against 5.4 at 1e-4.
+KEPT_PULL_SHARE = 0.0
 #: The default ("classes") runs a graph of fewer edges than this as one cooperative launch per solve
 #: (rank_persistent: a grid-wide sync ends each iteration) instead of a launch per iteration replayed
 #: from CUDA graphs. Measured on the H100 (benchmarks/bench_gpu.py --variants classes_graphs

@@ -219,8 +219,8 @@ class PushRanks:
         self.kernels, self.g, self.options = kernels, graph, options
         self.acc = cupy.zeros(graph.n, dtype=cupy.float64)
 
-    def prepare(self) -> None:
-        """Nothing to partition."""
+    def prepare(self, contributions=None) -> None:
+        """Nothing to partition, and no contributions (``prc`` is False)."""
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         g, o = self.g, self.options

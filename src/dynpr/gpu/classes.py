@@ -163,15 +163,22 @@ class ClassRanks:
                 self.kept_rows, self.fused_name, self.grid = KEPT_ROWS, name, units
                 prefer_l1(cupy, kernels[name], units, 4 * KEPT_ROWS)
 
-    def prepare(self) -> None:
-        """Classify by in-degree (timed as ``partition_ms``); only the unfused
-        launches read the class sizes back."""
+    def prepare(self, contributions=None) -> None:
+        """Classify by in-degree and, given ``contributions`` = (R, C, C_other), write the starting
+        contributions R / d into C and C_other (timed as ``partition_ms``; the classification's
+        launch writes them too where there is one). Only the unfused launches read the class
+        sizes back."""
+        g = self.g
         if self.listed:
-            g = self.g
-            self.kernels["degree_classes"](grid_for(g.n), (BLOCK,), (g.in_offsets, np.int32(g.n), self.bounds_dev,
-                                                                 np.int32(len(self.lanes)), self.plan, self.ids))
+            R, C, C_other = contributions or (g.inv_degree,) * 3  # not written without contributions
+            self.kernels["degree_classes"](grid_for(g.n), (BLOCK,), (
+                g.in_offsets, np.int32(g.n), self.bounds_dev, np.int32(len(self.lanes)), self.plan, self.ids,
+                np.int32(contributions is not None), R, g.inv_degree, C, C_other))
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[CLASS_PLAN.span("count")][:len(self.lanes)].get()]
+        elif contributions is not None:
+            R, C, C_other = contributions
+            self.kernels["contributions"](grid_for(g.n), (BLOCK,), (R, g.inv_degree, np.int32(g.n), C, C_other))
 
     def _fused_args(self, ranks, dv, dx, ever, scratch, state, pull_edges) -> tuple:
         """Arguments of ``rank_fused`` (ranks = R, C, Rnew, Cnew; dx = dx_in, dx_out;

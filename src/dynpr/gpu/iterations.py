@@ -60,7 +60,7 @@ class IterationLoop:
         Holding the step's kernels (and, for unfused steps, ``finish_iteration``,
         ``clear_flags`` and ``mark_initial``).
     step : ClassRanks or PushRanks
-        ``prepare()``, ``step(...)``, ``prc``, ``fuses_finish`` and ``persistent`` (then
+        ``prepare(contributions)``, ``step(...)``, ``prc``, ``fuses_finish`` and ``persistent`` (then
         ``solve(...)`` runs every iteration in one launch).
     expansion : object, optional
         Unfused DF/DF-P only: ``prepare()`` and ``expand(dn, dv, ever, done)``.
@@ -69,7 +69,8 @@ class IterationLoop:
         pull from the first iteration (their initial marking signs the sources' contributions).
     pull_share : float
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
-        of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start, ``inf`` never.
+        of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start (the batch sources then
+        announce themselves in the sign of their contributions), ``inf`` never.
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
@@ -100,7 +101,8 @@ class IterationLoop:
         if relabel and self.frontier:
             pull_share = 0.0  # only the in-CSR is relabelled: no push expansion
         self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
-        if pull_share == 0:
+        self.announce = self.fused and self.frontier and pull_share == 0
+        if self.announce:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
             self.edges = (cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst), cupy.asarray(batch.ins_src))
@@ -139,9 +141,11 @@ class IterationLoop:
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
                 g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, nd, ins_src, ni, np.int32(n),
                 *self.bfs, self.dv))
-        elif self.relabel:
+        elif self.announce:
+            new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
-                del_src, del_dst, nd, ins_src, ni, self.relabel.new_id, self.contrib[0], self.dv))
+                del_src, del_dst, nd, ins_src, ni, np.int32(self.relabel is not None), new_id, self.contrib[0],
+                self.dv))
         elif self.fused:
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
                 del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.pull_edges,
@@ -173,12 +177,10 @@ class IterationLoop:
             events[0].record()
             if self.relabel:
                 self.relabel.prepare(self.ranks[0])
-            self.step.prepare()
+            # The starting contributions come before the marking, which may sign them.
+            self.step.prepare((self.ranks[0], *self.contrib) if self.step.prc else None)
             if self.expansion:
                 self.expansion.prepare()
-            if self.step.prc:  # before the marking, which may sign the contributions
-                self.kernels["contributions"](grid_for(self.g.n), (BLOCK,), (
-                    self.ranks[0], self.g.inv_degree, np.int32(self.g.n), self.contrib[0], self.contrib[1]))
             events[1].record()
             self.mark()
             events[2].record()

@@ -43,8 +43,8 @@ import numpy as np
 
 from dynpr.backend import device_name
 from dynpr.batches import Batch
-from dynpr.designs import (APPROACHES, CLASS_LANES, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES, STATIC_APPROACHES,
-                           KernelVariant, variant as declared)
+from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES,
+                           STATIC_APPROACHES, KernelVariant, variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
@@ -63,11 +63,13 @@ def _relabels(design: KernelVariant, approach: str, n: int) -> bool:
 
 def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
-                pull_share: float = PULL_SHARE) -> EngineRun:
+                pull_share: float | None = None) -> EngineRun:
     """The default's fused class kernels (``classes``; ``classes_graphs`` and ``classes_persistent``
     force a launch per iteration or one per solve, ``classes_sync`` has no CUDA graphs), with the
     in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given, and DF/DF-P turning
-    from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`)."""
+    from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`; unless given,
+    :data:`dynpr.designs.KEPT_PULL_SHARE` where the blocks keep their units, else
+    :data:`dynpr.designs.PULL_SHARE`)."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     relabel = None
@@ -77,12 +79,14 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
     persistent = int(g.sources.size) < design.persistent_below
     step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True,
                       persistent)
+    if pull_share is None:
+        pull_share = KEPT_PULL_SHARE if step.kept_rows else PULL_SHARE
     loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel,
                          pull_share=pull_share)
     return loop.run(design.graphs)
 
 
-def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float = PULL_SHARE
+def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float | None = None
               ) -> EngineRun:
     """Run ``options.variant`` (None = the default) for one approach."""
     design = declared(options.variant)
@@ -128,7 +132,7 @@ def tiny_case():
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
-           *, initial=None, pull_share: float = PULL_SHARE) -> PageRankResult:
+           *, initial=None, pull_share: float | None = None) -> PageRankResult:
     """Run one approach on the GPU; the same contract as ``dynpr.pagerank.update``.
 
     Parameters
@@ -144,10 +148,12 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     options : PageRankOptions, optional
     initial : numpy.ndarray or cupy.ndarray, optional
         Static's starting ranks instead of 1/n.
-    pull_share : float
+    pull_share : float, optional
         The default's DF/DF-P turn from push to pull mode after an iteration whose push work
-        exceeds this share of the edges (:data:`dynpr.designs.PULL_SHARE`; 0: pull from the
-        start, ``inf``: never). The ranks do not depend on it; benchmarks sweep it.
+        exceeds this share of the edges (0: pull from the start, ``inf``: never; unless given,
+        :data:`dynpr.designs.KEPT_PULL_SHARE` on graphs whose units the blocks keep for the
+        solve, else :data:`dynpr.designs.PULL_SHARE`). The ranks do not depend on it; benchmarks
+        sweep it.
 
     Returns
     -------

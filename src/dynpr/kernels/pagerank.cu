@@ -31,12 +31,15 @@ using dynpr::rank_vertex;
 // The plan is zeroed before the launch. With the default's four classes the
 // last block to finish also lays out the blocks of the fused launch
 // (rank_fused, rank_persistent), heaviest class first, so that no host read is needed to
-// size it.
+// size it. With `contributions` set it also writes the starting contributions
+// C = R / d into C and C_other (kernel contributions; a launch less).
 extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
-    const long long* offsets, int n, const long long* bounds, int num_classes, ClassPlan* plan, int* ids) {
+    const long long* offsets, int n, const long long* bounds, int num_classes, ClassPlan* plan, int* ids,
+    int contributions, const double* R, const double* inv_degree, double* C, double* C_other) {
   __shared__ int local[kMaxClasses], base[kMaxClasses];
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (threadIdx.x < kMaxClasses) local[threadIdx.x] = 0;
+  if (contributions && v < n) C[v] = C_other[v] = R[v] * inv_degree[v];
   __syncthreads();
   int k = 0, pos = 0;
   if (v < n) {
@@ -103,19 +106,21 @@ extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
 }
 
 
-// DF/DF-P's initial marking on a relabelled graph, which they run in pull
-// mode from the first iteration: the source of every batch edge announces
-// itself as expanded in the sign of its starting contribution C (which its
-// out-neighbours, itself included through its self-loop, read in their first
-// gather: what marking them does), and the target of a deletion is marked
-// affected. The batch has the original ids, which new_id renames.
+// DF/DF-P's initial marking where they pull from the first iteration (a
+// relabelled graph, or blocks that keep their units): the source of every
+// batch edge announces itself as expanded in the sign of its starting
+// contribution C (which its out-neighbours, itself included through its
+// self-loop, read in their first gather: what marking them does), and the
+// target of a deletion is marked affected. With `renamed` the batch has the
+// original ids, which new_id renames (else new_id is not read).
 extern "C" __global__ void mark_sources(const int* del_src, const int* del_dst, int num_del, const int* ins_src,
-                                        int num_ins, const int* new_id, double* C, unsigned char* dv) {
+                                        int num_ins, int renamed, const int* new_id, double* C, unsigned char* dv) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= num_del + num_ins) return;
-  const int u = new_id[i < num_del ? del_src[i] : ins_src[i - num_del]];
+  const int source = i < num_del ? del_src[i] : ins_src[i - num_del];
+  const int u = renamed ? new_id[source] : source;
   C[u] = -fabs(C[u]);
-  if (i < num_del) dv[new_id[del_dst[i]]] = dynpr::kAffected;
+  if (i < num_del) dv[renamed ? new_id[del_dst[i]] : del_dst[i]] = dynpr::kAffected;
 }
 
 // The iteration's bookkeeping (see finish_iteration) done by the last block

@@ -293,14 +293,9 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   bool announced = false;  // pull: an in-neighbour expanded last iteration
   const bool finisher = active && (G == kBlock ? threadIdx.x == 0 : lane == 0);
   double rv = 0.0, inv = 0.0;
-  long long out_begin = 0, out_end = 0;
   if (BATCHED && finisher) {  // as in rank_vertex
     rv = a.R[v];
     inv = a.inv_degree[v];
-  }
-  if (BATCHED && FRONTIER && !pull && active) {  // the out-edges a push may mark, in flight with the gather
-    out_begin = fr.offsets[v];
-    out_end = fr.offsets[v + 1];
   }
   // BATCHED (a kept unit, whose row is at hand) gathers without waiting for the flags: a
   // dependent load less, and a sum not taken where v turns out not to be computed.
@@ -328,7 +323,9 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
         if (!pull) a.dv[v] = flags & ~kWritten;
       }
     } else {
-      if (FRONTIER) fr.ever[v] = 1;
+      // Written only where they change: kWritten means v was computed before, so ever[v] is set.
+      const unsigned char before = flags;
+      if (FRONTIER && !(flags & kWritten)) fr.ever[v] = 1;
       if (!BATCHED) {
         rv = a.R[v];
         inv = a.inv_degree[v];
@@ -344,7 +341,7 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
           if (!PRUNE) flags |= kExpanded;
         }
       }
-      a.dv[v] = flags;
+      if (flags != before) a.dv[v] = flags;
       a.Rnew[v] = r;
       a.Cnew[v] = pull && expand ? -(r * inv) : r * inv;
       if (!pull) edges += static_cast<double>(end - begin);
@@ -361,11 +358,10 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   } else {
     expand = __shfl_sync(0xffffffffu, expand, 0, G);
   }
+  long long out_begin = 0, out_end = 0;
   if (expand) {
-    if (!BATCHED) {
-      out_begin = fr.offsets[v];
-      out_end = fr.offsets[v + 1];
-    }
+    out_begin = fr.offsets[v];
+    out_end = fr.offsets[v + 1];
     if (finisher) edges += static_cast<double>(out_end - out_begin);
   }
   if constexpr (G < 32) {
