@@ -376,7 +376,8 @@ def test_push_and_pull_modes_give_the_unfused_run(name, approach, partition, fra
                                              ("web-NotreDame", designs.PULL_SHARE)))
 def test_dynamic_runs_pull_from_the_start_where_blocks_keep_their_units(name, share, monkeypatch):
     # CollegeMsg's class units fit the blocks (kept: KEPT_PULL_SHARE), web-NotreDame's do not.
-    gpu_pagerank._warm_up()  # its runs on a tiny graph first
+    old, new, batch, previous, _ = scenario(name, 1e-3)
+    gpu_pagerank._warm_up()  # their runs first
     seen = []
     loop = gpu_pagerank.IterationLoop
 
@@ -385,7 +386,6 @@ def test_dynamic_runs_pull_from_the_start_where_blocks_keep_their_units(name, sh
         return loop(*args, pull_share=pull_share, **kwargs)
 
     monkeypatch.setattr(gpu_pagerank, "IterationLoop", recording)
-    old, new, batch, previous, _ = scenario(name, 1e-3)
     gpu_pagerank.update("dfp", old, new, batch, previous, OPTIONS)
     assert seen == [share]
 
