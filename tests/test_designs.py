@@ -38,15 +38,12 @@ def test_layout_positions():
         designs.ITERATION_STATE.index("nope")
 
 
-def test_block_lanes_and_barrier_counters_reach_nvrtc_as_defines():
+def test_block_and_lanes_reach_nvrtc_as_defines():
     options = loader.COMPILE_OPTIONS
     assert f"-DDYNPR_BLOCK={designs.BLOCK}" in options
     assert "-DDYNPR_CLASS_LANES=" + ",".join(map(str, designs.CLASS_LANES)) in options
-    assert f"-DDYNPR_BARRIER_COUNTERS={designs.BARRIER_COUNTERS}" in options
-    assert f"-DDYNPR_BARRIER_STRIDE={designs.BARRIER_STRIDE}" in options
     common = (loader.kernel_dir() / "common.cuh").read_text()
     assert "constexpr int kBlock = DYNPR_BLOCK;" in common and "= 256" not in common
-    assert "constexpr int kBarrierCounters = DYNPR_BARRIER_COUNTERS;" in common
 
 
 def test_each_header_is_inlined_once():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynpr import designs
 from dynpr.graph import Graph
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, check_fits, device_bytes_needed
 
@@ -27,7 +26,7 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
         np.empty((2, n), np.float64),  # contributions C, Cnew
         np.empty(n, np.uint8),  # dv
         np.empty(2, np.float64), np.empty(6, np.int32),  # change and push work, IterationState
-        np.empty(3, np.int32), np.empty(designs.BARRIER_RING_WORDS, np.uint64),  # the persistent launch's counters
+        np.empty(6, np.float64), np.empty(3, np.int32), np.empty(3, np.uint64),  # the persistent launch's slots and counters
         np.empty((2, batch_edges), np.int32),
     ]
     if listed:  # four in-degree classes: ids, three bounds, the plan (counts, first units, total, ticket)
@@ -131,10 +130,10 @@ def test_check_fits_big_graph_on_small_device():
     # A Twitter-sized graph (41.6M vertices, 1.47B edges + self-loops) on a 12 GiB card. By hand:
     # 8 bytes per edge (two id arrays) + 81 per vertex (two offsets 16, 1/d 8, its scratch 8,
     # R and Rnew 16, C and Cnew 16, class ids 16, dv 1) + the offsets' end (16) + class counts,
-    # bounds and plan (24 + 40) + change, push work and state (16 + 24) + the persistent launch's work
-    # counters and three barriers of 8 counters 128 bytes apart (12 + 3 * 8 * 128) = 14.39 GiB.
+    # bounds and plan (24 + 40) + change, push work and state (16 + 24) + the persistent launch's slots,
+    # work counters and barrier counters (48 + 12 + 24) = 14.39 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 40 + 12 + 3 * 8 * 128
+    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 40 + 84
     with pytest.raises(MemoryError, match=r"graph needs 14\.39 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)
 

@@ -96,13 +96,6 @@ PERSISTENT_EDGES = 1 << 22
 #: work unit it keeps for the solve (kernels/pagerank.cu, keep_unit): a unit of the warp class (8
 #: vertices of at most CLASS_BOUNDS[2] in-edges, each row moved up to 3 ints for alignment) fits.
 KEPT_ROWS = 8 * (CLASS_BOUNDS[2] + 4)
-#: Counters of the whole-solve launch's grid barrier (kernels/common.cuh, grid_barrier; NVRTC define
-#: ``DYNPR_BARRIER_COUNTERS``): block b arrives on counter b % BARRIER_COUNTERS, each in its own
-#: 128-byte line (BARRIER_STRIDE uint64 apart; ``DYNPR_BARRIER_STRIDE``), and a warp waits on all of them.
-BARRIER_COUNTERS = 8
-BARRIER_STRIDE = 16
-#: uint64 words of the whole-solve launch's ring of three barriers (one per iteration mod 3).
-BARRIER_RING_WORDS = 3 * BARRIER_COUNTERS * BARRIER_STRIDE
 #: Wider bounds for graphs whose contributions (8n bytes) exceed half the L2: in one H100 run of
 #: benchmarks/bench_class_bounds.py Static on R-MAT scale 22 took 46.5 instead of 49.8 ms (scale 20,
 #: below the threshold, 10.0 instead of 11.3 ms). A size selector, not a cache model.
@@ -226,6 +219,5 @@ ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1),
 
 
 def nvrtc_defines() -> tuple[str, ...]:
-    """The ``-D`` options that give the kernels the block size, class lanes and barrier counters declared here."""
-    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}",
-            f"-DDYNPR_BARRIER_COUNTERS={BARRIER_COUNTERS}", f"-DDYNPR_BARRIER_STRIDE={BARRIER_STRIDE}")
+    """The ``-D`` options that give the kernels the block size and class lanes declared here."""
+    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}")

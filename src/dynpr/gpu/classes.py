@@ -182,9 +182,9 @@ class ClassRanks:
 
     def _fused_args(self, ranks, dv, dx, ever, scratch, state, pull_edges) -> tuple:
         """Arguments of ``rank_fused`` (ranks = R, C, Rnew, Cnew; dx = dx_in, dx_out;
-        scratch = the change and push work) or ``rank_persistent`` (ranks = R0, C0, R1, C1;
-        dx = dx0, dx1; scratch = the work counters, the barriers' counters and the kept rows'
-        capacity)."""
+        scratch = the change slots) or ``rank_persistent`` (ranks = R0, C0, R1, C1;
+        dx = dx0, dx1; scratch = the change slots, the work counters, the barrier's
+        arrival counters and the kept rows' capacity)."""
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
@@ -192,13 +192,13 @@ class ClassRanks:
                  dv, c0, alpha, tau_f, tau_p, g.offsets, g.targets, *dx, ever, *scratch, state,
                  np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges)))
 
-    def solve(self, ranks, contributions, dv, dx, ever, work, arrivals, state, pull_edges) -> None:
+    def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges) -> None:
         """Every iteration in one cooperative launch (``persistent``): iteration i reads
         buffer i % 2 of ``ranks`` and ``contributions`` (and of ``dx``) and writes the other;
-        ``work`` (three int32) and ``arrivals`` (:data:`dynpr.designs.BARRIER_RING_WORDS`
-        uint64, three barriers' counters) start zeroed."""
+        ``slots`` (six float64), ``work`` (three int32) and ``arrivals`` (three uint64, the
+        kept units' barrier counters) start zeroed."""
         args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,
-                                (work, arrivals, np.int32(self.kept_rows)), state, pull_edges)
+                                (slots, work, arrivals, np.int32(self.kept_rows)), state, pull_edges)
         self.kernels[self.fused_name]((self.grid,), (BLOCK,), args, shared_mem=4 * self.kept_rows)
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from dynpr.designs import BARRIER_RING_WORDS, BLOCK, ITERATION_STATE
+from dynpr.designs import BLOCK, ITERATION_STATE
 from dynpr.gpu import loader
 from dynpr.gpu.resident import upload
 from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times,
@@ -93,9 +93,9 @@ class IterationLoop:
             else:
                 self.dn = cupy.zeros(n, dtype=cupy.uint8)
         self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
-        # a whole-solve launch's rings of three work counters and three barriers
-        self.work = cupy.zeros(3, dtype=cupy.int32)
-        self.arrivals = cupy.zeros(BARRIER_RING_WORDS, dtype=cupy.uint64)
+        # a whole-solve launch's rings of three (change, push work) slots, work counters and barrier counters
+        self.slots, self.work = cupy.zeros(6, dtype=cupy.float64), cupy.zeros(3, dtype=cupy.int32)
+        self.arrivals = cupy.zeros(3, dtype=cupy.uint64)
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
         if relabel and self.frontier:
@@ -185,8 +185,8 @@ class IterationLoop:
             self.mark()
             events[2].record()
             if persistent:
-                self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.work, self.arrivals,
-                                self.state, self.pull_edges)
+                self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.slots, self.work,
+                                self.arrivals, self.state, self.pull_edges)
             launched = 0
             while not persistent:
                 if replay is not None:

@@ -22,9 +22,10 @@ in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
                                units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change and push work, 6      52 + 8 x 384
-                               int32 state, 3 int32 work and 384
-                               uint64 barrier counters (persistent)
+convergence                    float64 change and push work, 6      124
+                               int32 state, 3 slots of both, 3
+                               int32 work and 3 uint64 barrier
+                               counters (persistent)
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
@@ -66,8 +67,7 @@ keeps ``reserve_bytes`` free for them.
 
 from __future__ import annotations
 
-from dynpr.designs import (APPROACHES, BARRIER_RING_WORDS, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES,
-                           VARIANTS)
+from dynpr.designs import APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES, VARIANTS
 from dynpr.hostmem import GIB
 
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
@@ -75,8 +75,8 @@ DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
 MODEL_APPROACHES = APPROACHES + ("kahn",)
 #: Bytes of the device-side loop state: the float64 change and push work, the IterationState block, and
-#: the whole-solve launch's three work counters and three barriers' counters.
-_LOOP_STATE = 16 + 4 * ITERATION_STATE.words + 12 + 8 * BARRIER_RING_WORDS
+#: the whole-solve launch's three slots of change and push work, three work and three barrier counters.
+_LOOP_STATE = 16 + 4 * ITERATION_STATE.words + 48 + 12 + 24
 _INT32_MAX = (1 << 31) - 1
 
 

@@ -68,61 +68,28 @@ __device__ __forceinline__ long long block_exclusive_sum(long long x, long long&
   return before + inclusive - x;
 }
 
-// The grid barrier's counters, each in its own 128-byte line (dynpr.designs.BARRIER_COUNTERS and
-// BARRIER_STRIDE).
-#if !defined(DYNPR_BARRIER_COUNTERS) || !defined(DYNPR_BARRIER_STRIDE)
-#error "compile with -DDYNPR_BARRIER_COUNTERS=<counters> -DDYNPR_BARRIER_STRIDE=<words> (dynpr.designs.nvrtc_defines)"
-#endif
-constexpr int kBarrierCounters = DYNPR_BARRIER_COUNTERS;
-constexpr int kBarrierStride = DYNPR_BARRIER_STRIDE;
-static_assert(kBarrierCounters >= 1 && kBarrierCounters <= 32, "one warp waits on the counters");
-
-// What the blocks brought to a grid barrier: whether any arrived flagged, and the sum of their work.
-struct Arrivals {
-  bool flagged;
-  unsigned long long work;
-};
-
-// A barrier of `blocks` (< 2^16) blocks of a cooperative launch (the others must have left)
-// that also tells every block whether any block arrived with `flag` set in one of its threads
-// and, with WORK, the sum of the blocks' `work` (thread 0's; below 2^32 on each counter).
-// Block b adds its arrival to counter b % kBarrierCounters of `counters` (kBarrierStride
-// apart, zeroed before): 1 in bits 0-15, 1 in bits 16-31 when flagged, the work in bits 32-63.
-// Thread 0 arrives with a release add, which publishes the block's writes; thread t waits
-// with acquire loads until counter t holds all of its blocks, which makes their writes
-// visible. Spread over counters, the arrivals do not queue at one address; read off them,
-// flag and work need no load after the barrier. Instead of fences around a relaxed add and
-// loads (cooperative groups' grid sync): sx-mathoverflow Static 0.304 -> 0.283 ms on the H100.
-template <bool WORK = false>
-__device__ __forceinline__ Arrivals grid_barrier(unsigned long long* counters, unsigned blocks, bool flag,
-                                                 unsigned work = 0) {
-  __shared__ unsigned long long seen_work[kBarrierCounters];
+// A barrier of `blocks` blocks of a cooperative launch (the others must have
+// left) that also tells every block whether any block arrived with `flag`
+// set: each block adds 1 to `counter` (which starts at zero), plus 2^32 when
+// a thread of it has `flag`, and waits for the low word to reach `blocks`.
+// Thread 0 arrives with a release add, which publishes the block's writes,
+// and waits with acquire loads, which make the others' visible; the flag
+// rides on the arrival, so no read after the barrier is needed to learn it.
+__device__ __forceinline__ bool grid_barrier_or(unsigned long long* counter, unsigned int blocks, bool flag) {
   const bool block_flag = __syncthreads_or(flag);
-  const unsigned t = threadIdx.x;
-  if (t == 0) {
-    const unsigned long long arrival = 1ull | (block_flag ? 1ull << 16 : 0ull) |
-                                       static_cast<unsigned long long>(work) << 32;
-    unsigned long long* counter = counters + blockIdx.x % kBarrierCounters * kBarrierStride;
+  bool any = false;
+  if (threadIdx.x == 0) {
+    // Instead of fences around a relaxed add and loads (as cooperative groups' grid sync):
+    // sx-mathoverflow Static 0.304 -> 0.283 ms on the H100.
+    const unsigned long long arrival = 1ull + (block_flag ? 1ull << 32 : 0ull);
     asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(counter), "l"(arrival) : "memory");
+    unsigned long long seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
+    } while (static_cast<unsigned int>(seen) < blocks);
+    any = (seen >> 32) != 0;
   }
-  bool flagged = false;
-  if (t < kBarrierCounters) {
-    unsigned long long seen = 0;
-    if (t < blocks) {
-      const unsigned expected = (blocks - 1 - t) / kBarrierCounters + 1;  // blocks b with b % counters == t
-      do {
-        asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counters + t * kBarrierStride)
-                     : "memory");
-      } while ((seen & 0xffffu) < expected);
-    }
-    flagged = (seen >> 16 & 0xffffu) != 0;
-    if (WORK) seen_work[t] = seen >> 32;
-  }
-  Arrivals arrived{__syncthreads_or(flagged) != 0, 0};
-  if (WORK) {
-    for (int c = 0; c < kBarrierCounters; ++c) arrived.work += seen_work[c];
-  }
-  return arrived;
+  return __syncthreads_or(any);
 }
 
 // L-infinity accumulation across blocks: for non-negative IEEE-754 doubles the

@@ -386,25 +386,24 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // costs about a launch and a few dependent loads: the variant
 // "classes_persistent", and "classes" below dynpr.designs.PERSISTENT_EDGES).
 // The grid is every block the device holds at once. Iteration i sweeps
-// buffer i % 2 into the other; counter i % 3 of `work` and counters i % 3 of
-// `arrivals` (kBarrierCounters each, kBarrierStride apart) serve it, and
-// counters (i + 1) % 3 are cleared during iteration i, when every block has
-// read them last (before the barrier ending i - 1). A barrier (grid_barrier)
-// ends each iteration and tells every block whether any vertex changed by more
-// than tau and, in DF/DF-P's push mode, the iteration's push work (turn to
-// pull), so every block takes the same decisions from the same values.
+// buffer i % 2 into the other; slot i % 3 of `slots` (two doubles) and
+// counter i % 3 of `work` and of `arrivals` serve it, and slot and counters
+// (i + 1) % 3 are cleared during iteration i, when every block has read them
+// last (before the barrier ending i - 1). Every block takes the same
+// decision (stop, turn to pull) from the same values, so no block waits on
+// another's word.
 // - Kept units: with KEEP, class lists and at most one unit per block, block b
 //   keeps unit b for the whole solve (keep_unit; `staged`: dynamic shared
 //   memory of `capacity` ints), the blocks without a unit leave at once, and
-//   the barrier is the units' blocks'.
-// - Swept units: otherwise every block takes units from the counter (sweep).
-// A block brings at most work_cap edges of push work to the barrier: one
-// block over pull_edges turns the run alone, so the turn comes exactly when
-// the sum exceeds pull_edges, and the counters cannot overflow (below 2^32
-// over the grid; a graph whose pull_edges exceed 2^32 / gridDim.x, only
-// forced to this launch, may turn later). work, arrivals and the state start
-// zeroed (the state's pull flag may be set by mark_frontier); the state gets
-// the iterations, converged and done.
+//   a barrier of the units' blocks alone ends an iteration and tells every
+//   block whether any vertex changed by more than tau (grid_barrier_or).
+// - Swept units: otherwise every block takes units from the counter (sweep),
+//   folds its largest change into the slot and a grid-wide sync ends the
+//   iteration.
+// DF/DF-P in push mode add their push work to the slot's second double
+// before the barrier and read it after it (turn to pull). slots, work,
+// arrivals and the state start zeroed (the state's pull flag may be set by
+// mark_frontier); the state gets the iterations, converged and done.
 // KEEP (with LISTED) compiles the kept path in, for graphs whose units the
 // host counts no more than the blocks (dynpr.gpu.classes.ClassRanks); its
 // launch bounds keep the dynamic approaches' registers from spilling there
@@ -420,25 +419,23 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
     const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
     double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
-    unsigned char* dx0, unsigned char* dx1, unsigned char* ever, int* work, unsigned long long* arrivals,
-    int capacity, IterationState* state, double tau, int max_iterations, double pull_edges) {
-  using dynpr::kBarrierCounters;
-  using dynpr::kBarrierStride;
+    unsigned char* dx0, unsigned char* dx1, unsigned char* ever, double* slots, int* work,
+    unsigned long long* arrivals, int capacity, IterationState* state, double tau, int max_iterations,
+    double pull_edges) {
   extern __shared__ int staged[];
   const int total = KEEP && LISTED ? plan->total : 0;
   const bool kept = total > 0 && total <= static_cast<int>(gridDim.x);  // uniform over the grid
   if (kept && static_cast<int>(blockIdx.x) >= total) return;
-  const unsigned blocks = kept ? total : gridDim.x;
-  const double work_cap = fmin(floor(pull_edges) + 1.0, 4294967295.0 / gridDim.x);
   KeptUnit unit{};
   if (kept) unit = keep_unit(blockIdx.x, ids, n, plan, in_offsets, sources, staged, capacity);
   bool pull = FRONTIER && state->pull;
   for (int i = 0;; ++i) {
     const int b = i & 1, slot = i % 3;
-    if (blockIdx.x == 0) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
       const int next = (i + 1) % 3;
-      if (threadIdx.x == 0) work[next] = 0;
-      if (threadIdx.x < kBarrierCounters) arrivals[(next * kBarrierCounters + threadIdx.x) * kBarrierStride] = 0;
+      work[next] = 0;
+      slots[2 * next] = slots[2 * next + 1] = 0.0;
+      arrivals[next] = 0;
     }
     const Frontier fr{out_offsets, targets, b ? dx1 : dx0, b ? dx0 : dx1, ever};
     double change = 0.0, edges = 0.0;
@@ -452,11 +449,20 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
       sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
     }
     const bool push = FRONTIER && !pull;  // pull: uniform, and no push work to count
-    if (push) edges = fmin(dynpr::block_sum(edges), work_cap);
-    const dynpr::Arrivals arrived = dynpr::grid_barrier<FRONTIER>(
-        arrivals + slot * kBarrierCounters * kBarrierStride, blocks, change > tau, static_cast<unsigned>(edges));
-    const bool converged = !arrived.flagged;
-    if (push && static_cast<double>(arrived.work) > pull_edges) pull = true;
+    if (push) {
+      edges = dynpr::block_sum(edges);
+      if (threadIdx.x == 0 && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
+    }
+    bool converged;
+    if (kept) {
+      converged = !dynpr::grid_barrier_or(&arrivals[slot], total, change > tau);
+    } else {
+      change = dynpr::block_max(change);
+      if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(&slots[2 * slot], change);
+      cooperative_groups::this_grid().sync();
+      converged = __ldcg(&slots[2 * slot]) <= tau;
+    }
+    if (push && __ldcg(&slots[2 * slot + 1]) > pull_edges) pull = true;
     if (converged || i + 1 >= max_iterations) {
       if (blockIdx.x == 0 && threadIdx.x == 0) {
         state->iterations = i + 1;

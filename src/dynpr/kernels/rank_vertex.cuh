@@ -297,10 +297,8 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
     rv = a.R[v];
     inv = a.inv_degree[v];
   }
-  // BATCHED (a kept unit, whose row is at hand) gathers without waiting for the flags: a
-  // dependent load less, and a sum not taken where v turns out not to be computed.
   double c = 0.0;
-  if (compute || (BATCHED && active)) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
+  if (compute) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
   c = group_sum<G>(c);
   if (FRONTIER && pull) {  // pull is uniform over the grid, so every lane of the group takes this
     if constexpr (G == kBlock) {
