@@ -390,6 +390,22 @@ def test_dynamic_runs_pull_from_the_start_where_blocks_keep_their_units(name, sh
     assert seen == [share]
 
 
+def test_a_solve_whose_blocks_keep_their_units_classifies_and_announces_in_its_own_launch():
+    # CollegeMsg's units fit the blocks: the solve's launch classifies the vertices, writes the
+    # starting contributions and announces DF-P's batch sources itself, so those phases launch
+    # nothing and time 0; DT's reachability search still has a launch of its own, and a launch
+    # per iteration (classes_graphs) keeps both phases.
+    old, new, batch, previous, _ = scenario("CollegeMsg", 1e-3)
+    phases = {(approach, variant): gpu_pagerank.update(approach, old, new, batch, previous,
+                                                       replace(OPTIONS, variant=variant)).phases
+              for approach in ("dfp", "dt") for variant in ("classes", "classes_graphs")}
+    assert phases["dfp", "classes"]["partition_ms"] == phases["dfp", "classes"]["mark_ms"] == 0
+    assert phases["dt", "classes"]["partition_ms"] == 0 < phases["dt", "classes"]["mark_ms"]
+    for approach in ("dfp", "dt"):
+        assert min(phases[approach, "classes_graphs"].values()) > 0
+        assert phases[approach, "classes"]["compute_ms"] > 0
+
+
 @pytest.mark.parametrize("partition", ("none", "in_out"))
 @pytest.mark.parametrize("approach", APPROACHES)
 @pytest.mark.parametrize("name", ("CollegeMsg", "web-NotreDame", "rmat14"))

@@ -214,6 +214,7 @@ class PushRanks:
     prc = False
     fuses_finish = False
     persistent = False
+    prepared_by_solve = False
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
         self.kernels, self.g, self.options = kernels, graph, options

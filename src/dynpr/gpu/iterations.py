@@ -14,7 +14,9 @@ per iteration.
 Timing: CUDA events give ``partition_ms`` (degree classes, relabelling,
 the starting contributions), ``mark_ms`` (initial marking and first
 expansion, or DT's BFS) and ``compute_ms`` (iterations with convergence
-detection and expansion).
+detection and expansion). A phase that launches nothing (where the solve's
+launch classifies and marks itself: ``prepared_by_solve``) records no event
+and times 0.
 Allocations and CUDA-graph capture come first, untimed, and a short ``hold``
 launch keeps the device busy while the host enqueues the timed launches
 (:data:`HOLD_US`), so Python's launch latency stays out of the device's timeline.
@@ -82,7 +84,8 @@ class IterationLoop:
         self.fused = step.fuses_finish
         self.ranks = [upload(start_ranks, np.float64, copy=True)]
         self.ranks.append(self.ranks[0].copy())
-        self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
+        # zeroed: a launch that announces batch sources ORs the starting contributions into buffer 0
+        self.contrib = [cupy.zeros(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
         self.dv = cupy.zeros(n, dtype=cupy.uint8)
         # Kernels that take flags they do not use (no frontier) get dv in their place.
         self.dn, self.ever, self.dx = self.dv, self.dv, (self.dv, self.dv)
@@ -95,7 +98,7 @@ class IterationLoop:
         self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
         # a whole-solve launch's rings of three (change, push work) slots, work counters and barrier counters
         self.slots, self.work = cupy.zeros(6, dtype=cupy.float64), cupy.zeros(3, dtype=cupy.int32)
-        self.arrivals = cupy.zeros(3, dtype=cupy.uint64)
+        self.arrivals = cupy.zeros(4, dtype=cupy.uint64)
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
         if relabel and self.frontier:
@@ -128,10 +131,27 @@ class IterationLoop:
         if self.frontier:
             self.expansion.expand(self.dn, self.dv, self.ever, self.done)
 
+    def sources(self):
+        """The arguments of ``mark_sources`` but the contributions: the batch edges whose
+        sources DF/DF-P announce, where they pull from the start, and whether and how to rename
+        them (del_src, del_dst, deletions, ins_src, insertions, renamed, new_id); else None."""
+        if not self.announce:
+            return None
+        del_src, del_dst, ins_src = self.edges
+        new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
+        return (del_src, del_dst, np.int32(self.batch.deletions), ins_src, np.int32(self.batch.insertions),
+                np.int32(self.relabel is not None), new_id)
+
+    def marks(self) -> bool:
+        """Whether :meth:`mark` launches anything: not where the solve's launch announces the
+        batch sources (``step.prepared_by_solve``)."""
+        return MODES[self.approach][0] and not (self.announce and self.step.prepared_by_solve)
+
     def mark(self) -> None:
         """The affected set before the first iteration: DT's BFS over both graphs (one
-        cooperative launch), or DF/DF-P's initial marking and first expansion."""
-        if not MODES[self.approach][0]:
+        cooperative launch), or DF/DF-P's initial marking and first expansion (none where
+        the solve's launch announces the batch sources, :meth:`marks`)."""
+        if not self.marks():
             return
         del_src, del_dst, ins_src = self.edges
         nd, ni, n = np.int32(self.batch.deletions), np.int32(self.batch.insertions), self.g.n
@@ -142,10 +162,8 @@ class IterationLoop:
                 g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, nd, ins_src, ni, np.int32(n),
                 *self.bfs, self.dv))
         elif self.announce:
-            new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
-                del_src, del_dst, nd, ins_src, ni, np.int32(self.relabel is not None), new_id, self.contrib[0],
-                self.dv))
+                *self.sources(), self.contrib[0], self.dv))
         elif self.fused:
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
                 del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.pull_edges,
@@ -181,12 +199,15 @@ class IterationLoop:
             self.step.prepare((self.ranks[0], *self.contrib) if self.step.prc else None)
             if self.expansion:
                 self.expansion.prepare()
-            events[1].record()
+            # A phase that launches nothing records no event (an event costs the device about
+            # a microsecond) and times 0: its work is in the solve's launch.
+            _end_phase(events, 1, bool(self.relabel or self.expansion) or not self.step.prepared_by_solve)
             self.mark()
-            events[2].record()
+            _end_phase(events, 2, self.marks())
             if persistent:
                 self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.slots, self.work,
-                                self.arrivals, self.state, self.pull_edges)
+                                self.arrivals, self.state, self.pull_edges,
+                                self.sources() if self.step.prepared_by_solve else None)
             launched = 0
             while not persistent:
                 if replay is not None:
@@ -207,3 +228,12 @@ class IterationLoop:
             events[3].synchronize()
         return EngineRun(final, iterations, bool(state[ITERATION_STATE.index("converged")]),
                          phase_times(cupy, events), count_affected(cupy, self.approach, self.dv, self.ever, self.g.n))
+
+
+def _end_phase(events, i: int, launched) -> None:
+    """Record ``events[i]``, the end of a timed phase, or where the phase ``launched``
+    nothing make it ``events[i - 1]`` (the phase then times 0)."""
+    if launched:
+        events[i].record()
+    else:
+        events[i] = events[i - 1]

@@ -23,23 +23,18 @@ using dynpr::rank_vertex;
 
 // ---- degree classes ---------------------------------------------------------
 
-// Sort vertex ids into degree classes: class k holds deg in (bounds[k-1],
-// bounds[k]] (bounds[-1] = -1) and goes to ids[k * n + ...]. Positions come
-// from block-local shared atomics and one global atomic per class and block,
-// so a class list is in no particular order; that changes no rank, since
-// each vertex's sum depends only on its class's kernel.
-// The plan is zeroed before the launch. With the default's four classes the
-// last block to finish also lays out the blocks of the fused launch
-// (rank_fused, rank_persistent), heaviest class first, so that no host read is needed to
-// size it. With `contributions` set it also writes the starting contributions
-// C = R / d into C and C_other (kernel contributions; a launch less).
-extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
-    const long long* offsets, int n, const long long* bounds, int num_classes, ClassPlan* plan, int* ids,
-    int contributions, const double* R, const double* inv_degree, double* C, double* C_other) {
+// Sort the vertex ids of one chunk, [first, first + kBlock), into degree
+// classes: class k holds deg in (bounds[k-1], bounds[k]] (bounds[-1] = -1)
+// and goes to ids[k * n + ...]. Positions come from block-local shared
+// atomics and one global atomic per class and chunk, so a class list is in
+// no particular order; that changes no rank, since each vertex's sum depends
+// only on its class's kernel. The plan's counts start zeroed. Called by the
+// whole block.
+__device__ __forceinline__ void classify_chunk(int first, const long long* offsets, int n, const long long* bounds,
+                                               int num_classes, ClassPlan* plan, int* ids) {
   __shared__ int local[kMaxClasses], base[kMaxClasses];
-  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = first + threadIdx.x;
   if (threadIdx.x < kMaxClasses) local[threadIdx.x] = 0;
-  if (contributions && v < n) C[v] = C_other[v] = R[v] * inv_degree[v];
   __syncthreads();
   int k = 0, pos = 0;
   if (v < n) {
@@ -51,18 +46,74 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
   if (threadIdx.x < num_classes) base[threadIdx.x] = atomicAdd(&plan->count[threadIdx.x], local[threadIdx.x]);
   __syncthreads();
   if (v < n) ids[static_cast<long long>(k) * n + base[k] + pos] = v;
-  if (threadIdx.x != 0 || num_classes != kMaxClasses) return;
-  __threadfence();  // this block's counts are visible before its ticket
-  if (atomicAdd(&plan->ticket, 1) != gridDim.x - 1) return;
-  __threadfence();
-  const volatile int* counts = plan->count;
-  int first = 0;
+}
+
+// The first work unit of each class (`first`) and the units in all, from the
+// vertices per class: class k of class_lanes(k) lanes takes ceil(count * lanes /
+// kBlock) blocks, heaviest class first, so that the long block-per-hub work
+// starts early instead of forming the launch's tail.
+__device__ __forceinline__ int lay_out_units(const volatile int* counts, int* first) {
+  int next = 0;
   for (int c = kMaxClasses - 1; c >= 0; --c) {
-    plan->first[c] = first;
+    first[c] = next;
     const int lanes = class_lanes(c);
-    first += lanes == kBlock ? counts[c] : (counts[c] * lanes + kBlock - 1) / kBlock;
+    next += lanes == kBlock ? counts[c] : (counts[c] * lanes + kBlock - 1) / kBlock;
   }
-  plan->total = first;
+  return next;
+}
+
+// With the default's four classes, the last of `blocks` classifying blocks to
+// get here lays out the units of the fused launch (rank_fused,
+// rank_persistent), so that no host read is needed to size it. Called by
+// thread 0 after the block's classify_chunk calls.
+__device__ __forceinline__ void lay_out_units_if_last(ClassPlan* plan, unsigned blocks) {
+  __threadfence();  // this block's counts are visible before its ticket
+  if (atomicAdd(reinterpret_cast<unsigned*>(&plan->ticket), 1u) != blocks - 1) return;
+  __threadfence();
+  plan->total = lay_out_units(plan->count, plan->first);
+}
+
+// The starting contribution C[v] = R[v] / d[v], into C and C_other (the
+// dynamic step copies nothing where the two buffers agree). With `or_bits`, C
+// was zeroed and gets it by an atomic OR of its bits, so that the sign bit a
+// batch source ORs in during the same launch (announce_source) holds
+// whichever comes first.
+__device__ __forceinline__ void start_contribution(int v, const double* R, const double* inv_degree, double* C,
+                                                   double* C_other, bool or_bits) {
+  const double x = R[v] * inv_degree[v];
+  C_other[v] = x;
+  if (or_bits) {
+    atomicOr(reinterpret_cast<unsigned long long*>(C + v), static_cast<unsigned long long>(__double_as_longlong(x)));
+  } else {
+    C[v] = x;
+  }
+}
+
+// Batch edge i of DF/DF-P's initial marking where they pull from the first
+// iteration (a relabelled graph, or blocks that keep their units): its source
+// announces itself as expanded in the sign of its starting contribution C
+// (which its out-neighbours, itself included through its self-loop, read in
+// their first gather: what marking them does), and the target of a deletion
+// is marked affected. With `renamed` the batch has the original ids, which
+// new_id renames (else new_id is not read).
+__device__ __forceinline__ void announce_source(long long i, const int* del_src, const int* del_dst, int num_del,
+                                                const int* ins_src, int renamed, const int* new_id, double* C,
+                                                unsigned char* dv) {
+  const int source = i < num_del ? del_src[i] : ins_src[i - num_del];
+  atomicOr(reinterpret_cast<unsigned long long*>(C + (renamed ? new_id[source] : source)), 1ull << 63);
+  if (i < num_del) dv[renamed ? new_id[del_dst[i]] : del_dst[i]] = dynpr::kAffected;
+}
+
+// Vertex classes in one launch (classify_chunk, a chunk per block, then
+// lay_out_units_if_last). With `contributions` it also writes the starting
+// contributions C = R / d into C and C_other (a launch less).
+extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(
+    const long long* offsets, int n, const long long* bounds, int num_classes, ClassPlan* plan, int* ids,
+    int contributions, const double* R, const double* inv_degree, double* C, double* C_other) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (contributions && v < n) start_contribution(v, R, inv_degree, C, C_other, false);
+  classify_chunk(blockIdx.x * kBlock, offsets, n, bounds, num_classes, plan, ids);
+  if (threadIdx.x == 0 && num_classes == kMaxClasses) lay_out_units_if_last(plan, gridDim.x);
 }
 
 // ---- marking DF/DF-P's affected set -------------------------------------------
@@ -106,21 +157,13 @@ extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
 }
 
 
-// DF/DF-P's initial marking where they pull from the first iteration (a
-// relabelled graph, or blocks that keep their units): the source of every
-// batch edge announces itself as expanded in the sign of its starting
-// contribution C (which its out-neighbours, itself included through its
-// self-loop, read in their first gather: what marking them does), and the
-// target of a deletion is marked affected. With `renamed` the batch has the
-// original ids, which new_id renames (else new_id is not read).
+// DF/DF-P's initial marking where they pull from the first iteration, in a
+// launch of its own after the starting contributions: announce_source for
+// every batch edge.
 extern "C" __global__ void mark_sources(const int* del_src, const int* del_dst, int num_del, const int* ins_src,
                                         int num_ins, int renamed, const int* new_id, double* C, unsigned char* dv) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= num_del + num_ins) return;
-  const int source = i < num_del ? del_src[i] : ins_src[i - num_del];
-  const int u = renamed ? new_id[source] : source;
-  C[u] = -fabs(C[u]);
-  if (i < num_del) dv[renamed ? new_id[del_dst[i]] : del_dst[i]] = dynpr::kAffected;
+  if (i < num_del + num_ins) announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C, dv);
 }
 
 // The iteration's bookkeeping (see finish_iteration) done by the last block
@@ -397,13 +440,19 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 //   memory of `capacity` ints), the blocks without a unit leave at once, and
 //   a barrier of the units' blocks alone ends an iteration and tells every
 //   block whether any vertex changed by more than tau (grid_barrier_or).
+// - Prologue (`classify`, set where the host found the units kept, and batch
+//   sources to announce): what degree_classes and mark_sources do in launches
+//   of their own elsewhere, then a barrier of every block (counter 3); each
+//   block lays the units out from the counts itself (no last block to wait
+//   for). A launch and an event less per solve.
 // - Swept units: otherwise every block takes units from the counter (sweep),
 //   folds its largest change into the slot and a grid-wide sync ends the
 //   iteration.
 // DF/DF-P in push mode add their push work to the slot's second double
 // before the barrier and read it after it (turn to pull). slots, work,
-// arrivals and the state start zeroed (the state's pull flag may be set by
-// mark_frontier); the state gets the iterations, converged and done.
+// arrivals (four counters) and the state start zeroed (the state's pull flag
+// may be set by mark_frontier); the state gets the iterations, converged and
+// done.
 // KEEP (with LISTED) compiles the kept path in, for graphs whose units the
 // host counts no more than the blocks (dynpr.gpu.classes.ClassRanks); its
 // launch bounds keep the dynamic approaches' registers from spilling there
@@ -416,13 +465,37 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // grid-wide sync made web-NotreDame's Static 15% slower.
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED ? 4 : 6)) rank_persistent(
-    const int* ids, int n, const ClassPlan* plan, const long long* bounds, const long long* in_offsets,
+    int* ids, int n, ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
     double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
     unsigned char* dx0, unsigned char* dx1, unsigned char* ever, double* slots, int* work,
-    unsigned long long* arrivals, int capacity, IterationState* state, double tau, int max_iterations,
-    double pull_edges) {
+    unsigned long long* arrivals, int capacity, int classify, const int* del_src, const int* del_dst, int num_del,
+    const int* ins_src, int num_ins, int renamed, const int* new_id, IterationState* state, double tau,
+    int max_iterations, double pull_edges) {
   extern __shared__ int staged[];
+  if (KEEP && LISTED && (classify || num_del + num_ins > 0)) {
+    // What degree_classes (with `classify`) and mark_sources would do in launches of their
+    // own, and a barrier of every block (counter 3) before the plan and contributions are read.
+    if (classify) {
+      for (int first = blockIdx.x * kBlock; first < n; first += gridDim.x * kBlock) {
+        if (first + threadIdx.x < n)
+          start_contribution(first + threadIdx.x, R0, inv_degree, C0, C1, num_del + num_ins > 0);
+        classify_chunk(first, in_offsets, n, bounds, kMaxClasses, plan, ids);
+      }
+    }
+    for (long long i = blockIdx.x * kBlock + threadIdx.x; i < num_del + num_ins; i += gridDim.x * kBlock)
+      announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
+    dynpr::grid_barrier_or(&arrivals[3], gridDim.x, false);
+    if (classify) {  // every block lays the units out itself: no last block to wait for
+      __shared__ ClassPlan own;
+      if (threadIdx.x == 0) {
+        for (int c = 0; c < kMaxClasses; ++c) own.count[c] = __ldcg(&plan->count[c]);
+        own.total = lay_out_units(own.count, own.first);
+      }
+      __syncthreads();
+      plan = &own;
+    }
+  }
   const int total = KEEP && LISTED ? plan->total : 0;
   const bool kept = total > 0 && total <= static_cast<int>(gridDim.x);  // uniform over the grid
   if (kept && static_cast<int>(blockIdx.x) >= total) return;
@@ -476,12 +549,11 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
 }
 
 
-// C = R / d, the precomputed contributions of the starting ranks, into both
-// buffers (the dynamic step copies nothing where the two agree).
+// The starting contributions alone (start_contribution), where no classes are listed.
 extern "C" __global__ void contributions(const double* R, const double* inv_degree, int n, double* C,
                                          double* C_other) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < n) C[v] = C_other[v] = R[v] * inv_degree[v];
+  if (v < n) start_contribution(v, R, inv_degree, C, C_other, false);
 }
 
 // Keeps the device busy for `nanoseconds` before a timed run while the host enqueues the

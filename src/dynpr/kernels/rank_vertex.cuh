@@ -316,8 +316,10 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
     if (marked) fr.dx_in[v] = 0;
     if (!((flags & kAffected) || marked || announced)) {
       if (pull || (flags & kWritten)) {  // buffers differ at v: carry its rank over
-        a.Rnew[v] = a.R[v];
-        a.Cnew[v] = fabs(a.C[v]);
+        // |C[v]| is R[v] * (1/d[v]), bit for bit (every writer of C multiplies the two), so
+        // BATCHED, whose finisher has both loaded, stores without a load after the gather.
+        a.Rnew[v] = BATCHED ? rv : a.R[v];
+        a.Cnew[v] = BATCHED ? rv * inv : fabs(a.C[v]);
         if (!pull) a.dv[v] = flags & ~kWritten;
       }
     } else {
