@@ -8,8 +8,9 @@ static_ms / time_ms); prints medians per approach and fraction. Datasets: a cata
 file, read as the CLI reads it (:func:`dynpr.prepare.read_graph`: ``results/graphs/{name}.npz``
 when prepared, else the source, renumbered), or ``rmatS`` (R-MAT scale S, edge factor 16,
 seeded by ``--seed``). ``--pull-shares`` runs DF and DF-P once per share of the edges at which
-they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`; ``inf``: never), the sweep
-that sets that constant.
+they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`, and
+:data:`dynpr.designs.KEPT_PULL_SHARE` where the blocks keep their units; ``inf``: never), the
+sweep that sets those constants. Without it the default's choice runs.
 
     python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3

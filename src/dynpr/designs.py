@@ -81,8 +81,9 @@ PULL_SHARE = 0.1
 #: Where the blocks of the whole-solve launch keep their work units (KEPT_ROWS), DF/DF-P pull from
 #: the first iteration, the batch sources announcing themselves in the sign of their contributions:
 #: there an iteration is a chain of dependent loads whatever the frontier, and a push iteration's
-#: marks add to it. Measured on the H100 (sx-mathoverflow, temporal, 20 batches; DF-P iterations
-#: identical): 4.9 against 6.2 us per iteration at 1e-5, 4.7 against 5.4 at 1e-4.
+#: marks add to it. Measured on the H100 (benchmarks/bench_gpu.py --pull-shares 0 0.1, 100 temporal
+#: batches of sx-mathoverflow, commit 878fd79; DF-P iterations identical): DF-P 0.077 against
+#: 0.094 ms a batch at 1e-5, 0.123 against 0.150 at 1e-4, 0.167 against 0.192 at 1e-3.
 KEPT_PULL_SHARE = 0.0
 #: The default ("classes") runs a graph of fewer edges than this as one cooperative launch per solve
 #: (rank_persistent: a grid-wide sync ends each iteration) instead of a launch per iteration replayed
