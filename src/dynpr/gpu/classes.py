@@ -208,8 +208,9 @@ class ClassRanks:
         do elsewhere: ``contributions[0]`` must then start zeroed, and ``sources`` are
         ``mark_sources``' arguments but the contributions and flags (None: no batch).
         Measured on the H100 against those launches of their own (commit 1a91359;
-        sx-mathoverflow, temporal, 40 batches, medians, two rounds each): DF-P 0.076-0.080 -> 0.074 ms at 1e-5, Static
-        0.266-0.272 -> 0.262-0.267 ms; CollegeMsg Static 0.186 -> 0.178-0.182 ms."""
+        sx-mathoverflow, temporal, 40 batches, medians, two rounds each): DF-P 0.076-0.080 ->
+        0.074 ms at 1e-5, Static 0.266-0.272 -> 0.262-0.267 ms; CollegeMsg Static 0.186 ->
+        0.178-0.182 ms."""
         if sources is None:  # no batch edges: the pointers are not read
             sources = (self.plan, self.plan, np.int32(0), self.plan, np.int32(0), np.int32(0), self.plan)
         args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,

@@ -440,11 +440,11 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 //   memory of `capacity` ints), the blocks without a unit leave at once, and
 //   a barrier of the units' blocks alone ends an iteration and tells every
 //   block whether any vertex changed by more than tau (grid_barrier_or).
-// - Prologue (`classify`, set where the host found the units kept, and batch
-//   sources to announce): what degree_classes and mark_sources do in launches
-//   of their own elsewhere, then a barrier of every block (counter 3); each
-//   block lays the units out from the counts itself (no last block to wait
-//   for). A launch and an event less per solve.
+// - Prologue (`classify`, set where the host found the units kept): what
+//   degree_classes and mark_sources (for the batch edges given, none for
+//   Static, ND and DT) do in launches of their own elsewhere, then a barrier
+//   of every block (counter 3); each block lays the units out from the counts
+//   itself (no last block to wait for). Launches and events less per solve.
 // - Swept units: otherwise every block takes units from the counter (sweep),
 //   folds its largest change into the slot and a grid-wide sync ends the
 //   iteration.
@@ -473,28 +473,24 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
     const int* ins_src, int num_ins, int renamed, const int* new_id, IterationState* state, double tau,
     int max_iterations, double pull_edges) {
   extern __shared__ int staged[];
-  if (KEEP && LISTED && (classify || num_del + num_ins > 0)) {
-    // What degree_classes (with `classify`) and mark_sources would do in launches of their
-    // own, and a barrier of every block (counter 3) before the plan and contributions are read.
-    if (classify) {
-      for (int first = blockIdx.x * kBlock; first < n; first += gridDim.x * kBlock) {
-        if (first + threadIdx.x < n)
-          start_contribution(first + threadIdx.x, R0, inv_degree, C0, C1, num_del + num_ins > 0);
-        classify_chunk(first, in_offsets, n, bounds, kMaxClasses, plan, ids);
-      }
+  if (KEEP && LISTED && classify) {
+    // What degree_classes and mark_sources do in launches of their own elsewhere, then a
+    // barrier of every block (counter 3) before the counts and contributions are read.
+    for (int first = blockIdx.x * kBlock; first < n; first += gridDim.x * kBlock) {
+      if (first + threadIdx.x < n)
+        start_contribution(first + threadIdx.x, R0, inv_degree, C0, C1, num_del + num_ins > 0);
+      classify_chunk(first, in_offsets, n, bounds, kMaxClasses, plan, ids);
     }
     for (long long i = blockIdx.x * kBlock + threadIdx.x; i < num_del + num_ins; i += gridDim.x * kBlock)
       announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
     dynpr::grid_barrier_or(&arrivals[3], gridDim.x, false);
-    if (classify) {  // every block lays the units out itself: no last block to wait for
-      __shared__ ClassPlan own;
-      if (threadIdx.x == 0) {
-        for (int c = 0; c < kMaxClasses; ++c) own.count[c] = __ldcg(&plan->count[c]);
-        own.total = lay_out_units(own.count, own.first);
-      }
-      __syncthreads();
-      plan = &own;
+    __shared__ ClassPlan own;  // every block lays the units out itself: no last block to wait for
+    if (threadIdx.x == 0) {
+      for (int c = 0; c < kMaxClasses; ++c) own.count[c] = __ldcg(&plan->count[c]);
+      own.total = lay_out_units(own.count, own.first);
     }
+    __syncthreads();
+    plan = &own;
   }
   const int total = KEEP && LISTED ? plan->total : 0;
   const bool kept = total > 0 && total <= static_cast<int>(gridDim.x);  // uniform over the grid
