@@ -29,8 +29,8 @@ from dynpr.results import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
-CANDIDATES = ((4, 32, 512), (8, 64, 1024), (16, 128, 1024), (16, 128, 4096), (32, 256, 4096), (64, 512, 8192),
-              (128, 1024, 16384))
+CANDIDATES = ((4, 32, 512), (8, 64, 512), (8, 64, 1024), (16, 128, 1024), (16, 128, 4096), (32, 256, 4096),
+              (64, 512, 8192), (128, 1024, 16384))
 
 
 def main(argv=None) -> None:

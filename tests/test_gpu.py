@@ -461,7 +461,7 @@ def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeyp
 @pytest.mark.parametrize("name", ("CollegeMsg", "soc-Epinions1"))
 def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
     # Blocks keep their work units for the solve where the units are no more than the kept
-    # kernel's blocks (CollegeMsg: 32 units); otherwise they sweep them (soc-Epinions1: 703,
+    # kernel's blocks (CollegeMsg: 32 units); otherwise they sweep them (soc-Epinions1: 741,
     # against 528 blocks on the H100). The run is the launch-per-iteration one either way.
     cupy = pytest.importorskip("cupy")
     graph = load(name)
@@ -563,7 +563,8 @@ def test_class_plan_is_computed_on_the_device(name):
     plan = step.plan.get()
     layout = designs.CLASS_PLAN
     degree = np.diff(graph.in_offsets)
-    counts = np.histogram(degree, [0, 9, 65, 1025, np.inf])[0]
+    edges = [bound + 1 for bound in designs.CLASS_BOUNDS]  # class k: in-degree in (bounds[k-1], bounds[k]]
+    counts = np.histogram(degree, [0, *edges, np.inf])[0]
     units = [-(-c * lanes // 256) if lanes < 256 else c for c, lanes in zip(counts, designs.CLASS_LANES)]
     first = np.cumsum([0] + units[::-1])[::-1]  # classes 3, 2, 1, 0 in that order
     np.testing.assert_array_equal(plan[layout.span("count")], counts)
@@ -575,7 +576,7 @@ def test_class_plan_is_computed_on_the_device(name):
     ids = step.ids.get()
     for k in range(4):
         members = np.sort(ids[k, :counts[k]])
-        np.testing.assert_array_equal(members, np.flatnonzero(np.digitize(degree, [9, 65, 1025]) == k))
+        np.testing.assert_array_equal(members, np.flatnonzero(np.digitize(degree, edges) == k))
 
 
 def test_class_bounds_widen_past_half_the_l2():

@@ -221,12 +221,12 @@ def test_kept_launch_sizes_from_registers_shared_memory_and_units():
     from dynpr.designs import KEPT_ROWS
     from dynpr.gpu.device_graph import prefer_l1, resident_grid
 
-    kernel, kept_rows = _FakeKernel(), 4 * KEPT_ROWS  # 32896 bytes
-    # 64 registers: 4 blocks of 256 threads per multiprocessor; 6 by shared memory
+    kernel, kept_rows = _FakeKernel(), 4 * KEPT_ROWS  # 16512 bytes
+    # 64 registers: 4 blocks of 256 threads per multiprocessor; 13 by shared memory
     assert resident_grid(_FakeCupy, kernel, 10_000, kept_rows) == 4 * 132
     assert resident_grid(_FakeCupy, kernel, 296, kept_rows) == 296
-    # 296 blocks: 3 per multiprocessor of 208 + 32896 + 1024 bytes, 43.9% of 233472
+    # 296 blocks: 3 per multiprocessor of 208 + 16512 + 1024 bytes, 22.8% of 233472
     prefer_l1(_FakeCupy, kernel, 296, kept_rows)
-    assert kernel.preferred_shared_memory_carveout == 44
+    assert kernel.preferred_shared_memory_carveout == 23
     prefer_l1(_FakeCupy, kernel, 20 * 132, kept_rows)
     assert kernel.preferred_shared_memory_carveout == 100

@@ -66,8 +66,12 @@ BLOCK = 256
 #: Lanes per vertex of the default's four in-degree classes: a thread, a sub-warp of 8, a warp, a
 #: block (NVRTC define ``DYNPR_CLASS_LANES``; the kernels assume thread, sub-warp, warp, block).
 CLASS_LANES = (1, 8, 32, BLOCK)
-#: In-degree bounds of the classes: a thread up to 8 in-edges, 8 lanes up to 64, a warp up to 1024.
-CLASS_BOUNDS = (8, 64, 1024)
+#: In-degree bounds of the classes: a thread up to 8 in-edges, 8 lanes up to 64, a warp up to 512 (what
+#: its lanes gather in one batched round of four int4 each, kernels/rank_vertex.cuh; a longer row takes
+#: a block). Measured against a warp up to 1024 on the H100 (benchmarks/bench_class_bounds.py, Static,
+#: median of 9): sx-mathoverflow 0.232 against 0.252 ms, soc-Epinions1 0.724 against 0.844,
+#: web-NotreDame 0.900 against 0.895, CollegeMsg (no in-degree above 512) 0.159 both.
+CLASS_BOUNDS = (8, 64, 512)
 #: DF/DF-P iterate in push mode (affected vertices gather, expanding ones mark their out-neighbours)
 #: until the initial marking's or one iteration's push work, in-edges gathered plus out-edges marked,
 #: exceeds this share of the graph's edges; from the next iteration on they pull (every vertex gathers,

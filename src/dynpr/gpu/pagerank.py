@@ -3,7 +3,7 @@
 Same semantics as the CPU twin :mod:`dynpr.pagerank.cpu` (the paper's Alg.
 1-5). The default gathers precomputed contributions R[u]/d[u] in four
 in-degree classes (:data:`dynpr.designs.CLASS_LANES`: a thread up to 8
-in-edges, 8 lanes up to 64, a warp up to 1024, a block above;
+in-edges, 8 lanes up to 64, a warp up to 512, a block above;
 :func:`dynpr.gpu.classes.class_bounds` widens them on large graphs), all in one
 launch per iteration whose last block ends the iteration on the device: it
 counts it, tests the L-infinity change (folded per block with an integer

@@ -498,6 +498,7 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
   KeptUnit unit{};
   if (kept) unit = keep_unit(blockIdx.x, ids, n, plan, in_offsets, sources, staged, capacity);
   bool pull = FRONTIER && state->pull;
+  bool marks = !pull;  // whether dx holds marks pushed by the iteration before (none before a pull)
   for (int i = 0;; ++i) {
     const int b = i & 1, slot = i % 3;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -506,7 +507,7 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
       slots[2 * next] = slots[2 * next + 1] = 0.0;
       arrivals[next] = 0;
     }
-    const Frontier fr{out_offsets, targets, b ? dx1 : dx0, b ? dx0 : dx1, ever};
+    const Frontier fr{out_offsets, targets, marks ? (b ? dx1 : dx0) : nullptr, b ? dx0 : dx1, ever};
     double change = 0.0, edges = 0.0;
     if (kept) {
       const RankArgs a{in_offsets, unit.sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
@@ -518,6 +519,7 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
       sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
     }
     const bool push = FRONTIER && !pull;  // pull: uniform, and no push work to count
+    marks = push;
     if (push) {
       edges = dynpr::block_sum(edges);
       if (threadIdx.x == 0 && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);

@@ -95,41 +95,55 @@ __device__ __forceinline__ void add_contribution(double x, double& c, bool& expa
 // of rank_persistent, whose ids are in shared memory) takes the edges in
 // rounds: kGatherBatch ids, or kGatherQuads int4 in the warp and block
 // classes, then their contributions, so a round costs two dependent loads;
-// the additions keep the order of the unbatched loops.
-constexpr int kGatherBatch = 8, kGatherQuads = 4;
+// the warp and block classes load their head and tail edges with the first
+// round, not in round trips of their own before and after the rounds. The
+// signed gather (DF/DF-P) takes 3 int4 a round: at 4 its kernel, capped at 80
+// registers, spilled 64 bytes a thread (16 at 3). The additions keep the
+// order of the unbatched loops whatever the round.
+constexpr int kGatherBatch = 8, kGatherQuads = 4, kGatherQuadsSigned = 3;
 
 template <int G, bool PRC, bool SIGNED = false, bool BATCHED = false>
 __device__ __forceinline__ double gather(long long begin, long long end, int lane, const RankArgs& a,
                                          bool& expanded) {
   double c = 0.0;
   if constexpr (PRC && G >= 32) {
+    constexpr int kQuads = SIGNED ? kGatherQuadsSigned : kGatherQuads;
     const long long head = min(end, (begin + 3) & ~3LL), body = head + ((end - head) & ~3LL);
-    if (begin + lane < head) add_contribution<SIGNED>(a.C[a.sources[begin + lane]], c, expanded);
+    const bool head_edge = begin + lane < head, tail_edge = body + lane < end;
     if constexpr (BATCHED) {
-      // kGatherQuads int4 a round, loaded before their contributions and added in the same order.
-      for (long long first = head + 4 * lane; first < body; first += 4 * G * kGatherQuads) {
-        int4 s[kGatherQuads];
-        bool load[kGatherQuads];
+      // kQuads int4 a round, loaded before their contributions and added in the same
+      // order; the head's contribution is added before the first round's, the tail's last.
+      const double head_x = head_edge ? a.C[a.sources[begin + lane]] : 0.0;
+      const double tail_x = tail_edge ? a.C[a.sources[body + lane]] : 0.0;
+      bool head_due = head_edge;
+      for (long long first = head + 4 * lane; first < body; first += 4 * G * kQuads) {
+        int4 s[kQuads];
+        bool load[kQuads];
 #pragma unroll
-        for (int j = 0; j < kGatherQuads; ++j) {
+        for (int j = 0; j < kQuads; ++j) {
           load[j] = first + j * 4 * G < body;
           s[j] = load[j] ? *reinterpret_cast<const int4*>(a.sources + first + j * 4 * G) : int4{};
         }
-        double x[4 * kGatherQuads];
+        double x[4 * kQuads];
 #pragma unroll
-        for (int j = 0; j < kGatherQuads; ++j) {
+        for (int j = 0; j < kQuads; ++j) {
           x[4 * j] = load[j] ? a.C[s[j].x] : 0.0;
           x[4 * j + 1] = load[j] ? a.C[s[j].y] : 0.0;
           x[4 * j + 2] = load[j] ? a.C[s[j].z] : 0.0;
           x[4 * j + 3] = load[j] ? a.C[s[j].w] : 0.0;
         }
+        if (head_due) add_contribution<SIGNED>(head_x, c, expanded);
+        head_due = false;
 #pragma unroll
-        for (int j = 0; j < kGatherQuads; ++j) {
+        for (int j = 0; j < kQuads; ++j) {
           if (!load[j]) continue;
           for (int i = 0; i < 4; ++i) add_contribution<SIGNED>(x[4 * j + i], c, expanded);
         }
       }
+      if (head_due) add_contribution<SIGNED>(head_x, c, expanded);
+      if (tail_edge) add_contribution<SIGNED>(tail_x, c, expanded);
     } else {
+      if (head_edge) add_contribution<SIGNED>(a.C[a.sources[begin + lane]], c, expanded);
 #pragma unroll 2
       for (long long e = head + 4 * lane; e < body; e += 4 * G) {
         const int4 s = *reinterpret_cast<const int4*>(a.sources + e);  // e % 4 == 0: 16-byte aligned
@@ -138,8 +152,8 @@ __device__ __forceinline__ double gather(long long begin, long long end, int lan
         add_contribution<SIGNED>(a.C[s.z], c, expanded);
         add_contribution<SIGNED>(a.C[s.w], c, expanded);
       }
+      if (tail_edge) add_contribution<SIGNED>(a.C[a.sources[body + lane]], c, expanded);
     }
-    if (body + lane < end) add_contribution<SIGNED>(a.C[a.sources[body + lane]], c, expanded);
   } else if constexpr (PRC && BATCHED) {
     // kGatherBatch edges a round, their ids loaded first and then their contributions, so a
     // round costs two dependent loads whatever its length (a loop unrolled by the compiler
@@ -238,9 +252,10 @@ constexpr unsigned char kWritten = 4;   // computed last iteration: the two rank
 
 // Where the fused dynamic step keeps its frontier: out CSR of the new graph,
 // dx_in = vertices marked by the previous iteration's push expansion (read
-// and cleared here), dx_out = those this iteration's expansion marks (read by
-// the next iteration; the two swap every iteration, so a vertex's mark never
-// races with its own read), ever = vertices ever computed as affected.
+// and cleared here; null where that iteration pulled, so marked none),
+// dx_out = those this iteration's expansion marks (read by the next
+// iteration; the two swap every iteration, so a vertex's mark never races
+// with its own read), ever = vertices ever computed as affected.
 struct Frontier {
   const long long* offsets;
   const int* targets;
@@ -287,7 +302,7 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   const long long begin = row.begin, end = row.end;
   if (active) {
     flags = a.dv[v];
-    if (FRONTIER) marked = fr.dx_in[v];
+    if (FRONTIER && fr.dx_in) marked = fr.dx_in[v];
     compute = pull || (flags & kAffected) || marked;
   }
   bool announced = false;  // pull: an in-neighbour expanded last iteration
