@@ -69,8 +69,9 @@ CLASS_LANES = (1, 8, 32, BLOCK)
 #: In-degree bounds of the classes: a thread up to 8 in-edges, 8 lanes up to 64, a warp up to 512 (what
 #: its lanes gather in one batched round of four int4 each, kernels/rank_vertex.cuh; a longer row takes
 #: a block). Measured against a warp up to 1024 on the H100 (benchmarks/bench_class_bounds.py, Static,
-#: median of 9): sx-mathoverflow 0.232 against 0.252 ms, soc-Epinions1 0.724 against 0.844,
-#: web-NotreDame 0.900 against 0.895, CollegeMsg (no in-degree above 512) 0.159 both.
+#: median of 9, commit 557cf0d): sx-mathoverflow 0.233 against 0.249 ms, soc-Epinions1 0.730 against
+#: 0.840, web-NotreDame 0.900 against 0.914, R-MAT scale 20 11.52 against 11.53, CollegeMsg (no
+#: in-degree above 512) 0.158 both; R-MAT scale 21 about 0.5% slower (docs/dynamic.md).
 CLASS_BOUNDS = (8, 64, 512)
 #: DF/DF-P iterate in push mode (affected vertices gather, expanding ones mark their out-neighbours)
 #: until the initial marking's or one iteration's push work, in-edges gathered plus out-edges marked,
