@@ -145,9 +145,7 @@ class ClassRanks:
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
         else:  # the fused kernels take them, unused without lists
             self.plan, self.ids = self.bounds_dev, self.bounds_dev
-        # Where blocks keep their units, the solve's launch classifies, writes the starting
-        # contributions and announces DF/DF-P's batch sources itself (prepare does nothing).
-        self.kept_rows, self.prepared_by_solve = 0, False
+        self.kept_rows = 0
         self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
         if self.fuses_finish:
             self.grid = _fused_grid(cupy, kernels[self.fused_name], graph, self.listed, self.bounds)
@@ -163,8 +161,14 @@ class ClassRanks:
             grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
             if -(-graph.n // BLOCK) <= grid and (units := class_units(cupy, graph.in_offsets, self.bounds)) <= grid:
                 self.kept_rows, self.fused_name, self.grid = KEPT_ROWS, name, units
-                self.prepared_by_solve = True
                 prefer_l1(cupy, kernels[name], units, 4 * KEPT_ROWS)
+
+    @property
+    def prepared_by_solve(self) -> bool:
+        """Whether the solve's launch classifies, writes the starting contributions and announces
+        DF/DF-P's batch sources itself (:meth:`prepare` then does nothing): where blocks keep their
+        units."""
+        return self.kept_rows > 0
 
     def prepare(self, contributions=None) -> None:
         """Classify by in-degree and, given ``contributions`` = (R, C, C_other), write the starting
