@@ -10,9 +10,7 @@ when prepared, else the source, renumbered), or ``rmatS`` (R-MAT scale S, edge f
 seeded by ``--seed``). ``--pull-shares`` runs DF and DF-P once per share of the edges at which
 they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`, and
 :data:`dynpr.designs.KEPT_PULL_SHARE` where the blocks keep their units; ``inf``: never), the
-sweep that sets those constants; where the blocks keep their units the share only chooses the
-first iteration's mode, and ``--push-vertices`` (:data:`dynpr.designs.KEPT_PUSH_VERTICES`) the
-later ones. Without them the default's choice runs.
+sweep that sets those constants. Without it the default's choice runs.
 
     python benchmarks/bench_gpu.py --dataset sx-mathoverflow --mode temporal --batches 20
     python benchmarks/bench_gpu.py --dataset rmat20 --mode random --fractions 1e-7 1e-5 1e-3
@@ -110,15 +108,14 @@ def bench_kahn(args) -> list[dict]:
 
 
 def runs(args):
-    """(approach, pull share, push vertices; NaN for the default) in the order they run; Static
-    first, so every later row of a batch carries its time."""
+    """(approach, pull share or NaN for the default) in the order they run; Static first, so
+    every later row of a batch carries its time."""
     approaches = ["static"] + [a for a in args.approaches if a != "static"]
     for approach in approaches:
-        if approach in ("df", "dfp"):
-            yield from ((approach, share, push) for share, push in
-                        itertools.product(args.pull_shares or [math.nan], args.push_vertices or [math.nan]))
+        if args.pull_shares and approach in ("df", "dfp"):
+            yield from ((approach, share) for share in args.pull_shares)
         else:
-            yield approach, math.nan, math.nan
+            yield approach, math.nan
 
 
 def main(argv=None) -> None:
@@ -133,9 +130,6 @@ def main(argv=None) -> None:
                         help="GPU kernel designs to run side by side (each with its own Static)")
     parser.add_argument("--pull-shares", type=float, nargs="+",
                         help="DF/DF-P: run once per share of the edges at which they turn to pull mode")
-    parser.add_argument("--push-vertices", type=int, nargs="+",
-                        help="DF/DF-P where blocks keep their units: run once per count of vertices computed "
-                             "at or below which they push (negative: never after pulling)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -165,19 +159,17 @@ def main(argv=None) -> None:
         for variant, partition in itertools.product(args.variants, args.partitions):
             options = PageRankOptions(partition=partition, variant=variant)
             static_ms = math.nan
-            for approach, share, push in runs(args):
-                key = (variant, approach, partition, share, push)
+            for approach, share in runs(args):
+                key = (variant, approach, partition, share)
                 start = carried.get(key, base) if args.mode == "temporal" else base
-                tuning = {name: value for name, value in (("pull_share", share), ("push_vertices", push))
-                          if not math.isnan(value)}
+                tuning = {} if math.isnan(share) else {"pull_share": share}
                 result = engine.update(approach, old, new, batch, start, options, **tuning)
                 carried[key] = result.ranks
                 if approach == "static":
                     static_ms = result.time_ms
                 rows.append({
                     "dataset": args.dataset, "mode": args.mode, "approach": approach, "partition": partition,
-                    "variant": result.variant, "pull_share": share, "push_vertices": push,
-                    "batch_fraction": fraction, "batch_index": index,
+                    "variant": result.variant, "pull_share": share, "batch_fraction": fraction, "batch_index": index,
                     "deletions": batch.deletions, "insertions": batch.insertions, "vertices": new.num_vertices,
                     "edges": new.num_edges, "iterations": result.iterations, "time_ms": result.time_ms,
                     "ms_per_iteration": result.time_ms / result.iterations, "static_ms": static_ms,
@@ -188,8 +180,7 @@ def main(argv=None) -> None:
                 })
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out)
-    summary = table.groupby(["variant", "partition", "batch_fraction", "approach", "pull_share", "push_vertices"],
-                            sort=False,
+    summary = table.groupby(["variant", "partition", "batch_fraction", "approach", "pull_share"], sort=False,
                             dropna=False).agg(
         runs=("time_ms", "size"), median_ms=("time_ms", "median"), per_iteration_ms=("ms_per_iteration", "median"),
         vs_static=("speedup_vs_static", "median"), mark_ms=("mark_ms", "median"),

@@ -32,7 +32,6 @@ from dynpr.pagerank import cpu as cpu_pagerank  # noqa: E402
 from dynpr.pagerank import l1_error, marking, reference  # noqa: E402
 from dynpr.errors import ConvergenceError
 from dynpr.pagerank.options import PageRankOptions  # noqa: E402
-from dynpr.prepare import read_graph_with_ids  # noqa: E402
 from dynpr.rmat import rmat_edges  # noqa: E402
 
 EMBEDDED = Path(__file__).resolve().parents[1] / "datasets" / "embedded"
@@ -371,45 +370,6 @@ def test_push_and_pull_modes_give_the_unfused_run(name, approach, partition, fra
         fused = gpu_pagerank.update(approach, old, new, batch, previous, options, pull_share=share)
         assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected), share
         np.testing.assert_array_equal(fused.ranks, unfused.ranks)
-    # Where the blocks keep their units (CollegeMsg), a pull iteration that computes few vertices
-    # turns the run back to push (through an iteration that pulls and pushes marks); never (-1),
-    # at once (0: only with nothing computed), or at a few, many or any count.
-    for push in (-1, 0, 16, designs.KEPT_PUSH_VERTICES, 1 << 30):
-        for share in (None, float("inf")):
-            fused = gpu_pagerank.update(approach, old, new, batch, previous, options, pull_share=share,
-                                        push_vertices=push)
-            assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected), (push, share)
-            np.testing.assert_array_equal(fused.ranks, unfused.ranks)
-
-
-@pytest.mark.parametrize("approach", ("df", "dfp"))
-@pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow"))
-def test_kept_runs_turn_back_to_push_once_few_vertices_are_computed(name, approach, monkeypatch):
-    # Both graphs' units are kept. Pulling from the start, a run told never to push ends in pull
-    # mode; told to push at any count it turns once the affected set stops growing and ends in
-    # push mode (the state's pull flag, kernels/layouts.cuh). Iterations, affected set and ranks
-    # are the unfused run's either way.
-    old, _, _ = read_graph_with_ids(EMBEDDED / f"{name}.txt.gz")  # renumbered: no isolated ids
-    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(11))
-    new = apply_batch(old, batch)
-    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
-    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant="classes_unfused"))
-    gpu_pagerank._warm_up()
-    loops = []
-    loop = gpu_pagerank.IterationLoop
-
-    def recording(*args, **kwargs):
-        loops.append(loop(*args, **kwargs))
-        return loops[-1]
-
-    monkeypatch.setattr(gpu_pagerank, "IterationLoop", recording)
-    never, always = (gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS, push_vertices=push)
-                     for push in (-1, 1 << 30))
-    assert [loop.step.kept_rows > 0 for loop in loops] == [True, True]
-    assert [int(loop.state[designs.ITERATION_STATE.index("pull")]) for loop in loops] == [1, 0]
-    for run in (never, always):
-        assert (run.iterations, run.affected) == (unfused.iterations, unfused.affected)
-        np.testing.assert_array_equal(run.ranks, unfused.ranks)
 
 
 @pytest.mark.parametrize(("name", "share"), (("CollegeMsg", designs.KEPT_PULL_SHARE),

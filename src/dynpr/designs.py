@@ -90,20 +90,6 @@ PULL_SHARE = 0.1
 #: batches of sx-mathoverflow, commit 878fd79; DF-P iterations identical): DF-P 0.077 against
 #: 0.094 ms a batch at 1e-5, 0.123 against 0.150 at 1e-4, 0.167 against 0.192 at 1e-3.
 KEPT_PULL_SHARE = 0.0
-#: There, once an iteration pulling computes at most this many vertices and no more than the one
-#: before (the affected set stopped growing), the next iteration still pulls but pushes its
-#: expansions' marks, and the run pushes on while an iteration computes at most this many: a push
-#: iteration skips the gathers of unaffected vertices, which a pull iteration makes to read their
-#: in-neighbours' signs (the barrier counts the vertices computed: kernels/pagerank.cu,
-#: rank_persistent). Negative: never back to push. Measured on the H100 (benchmarks/bench_gpu.py
-#: --push-vertices -1 16 64 256 1024 4096, DF-P, sx-mathoverflow 100 temporal batches per fraction,
-#: CollegeMsg 30; medians, iterations identical): sx-mathoverflow 0.0700 / 0.0689 / 0.0686 / 0.0684 /
-#: 0.0682 / 0.0681 ms at 1e-5, 0.1118 / 0.1090 / 0.1072 / 0.1058 / 0.1068 / 0.1062 at 1e-4, 0.1544 /
-#: 0.1496 / 0.1483 / 0.1477 / 0.1475 / 0.1478 at 1e-3; CollegeMsg 0.0571 / 0.0577 / 0.0576 / 0.0566 /
-#: 0.0566 / 0.0723 at 1e-4 (4096 pushes while the set still grows), 0.0817 / 0.0822 / 0.0817 /
-#: 0.0816 / 0.0815 / 0.1302 at 1e-3. A push iteration saves little here: the vertices still
-#: expanding late are hubs whose marks cost what the pull's gathers do (docs/dynamic.md).
-KEPT_PUSH_VERTICES = 256
 #: The default ("classes") runs a graph of fewer edges than this as one cooperative launch per solve
 #: (rank_persistent: a grid-wide sync ends each iteration) instead of a launch per iteration replayed
 #: from CUDA graphs. Measured on the H100 (benchmarks/bench_gpu.py --variants classes_graphs

@@ -202,16 +202,12 @@ class ClassRanks:
                  dv, c0, alpha, tau_f, tau_p, g.offsets, g.targets, *dx, ever, *scratch, state,
                  np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges)))
 
-    def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges, push_vertices,
+    def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges,
               sources=None) -> None:
         """Every iteration in one cooperative launch (``persistent``): iteration i reads
         buffer i % 2 of ``ranks`` and ``contributions`` (and of ``dx``) and writes the other;
         ``slots`` (six float64), ``work`` (three int32) and ``arrivals`` (four uint64: the
-        kept units' barrier counters and the prologue's) start zeroed. DF/DF-P turn from push to
-        pull after an iteration whose push work exceeds ``pull_edges`` edges, or where blocks keep
-        their units after one that computes more than ``push_vertices`` vertices, and there back
-        to push after a pull iteration that computes at most that many and no more than the one
-        before (negative: never). Where
+        kept units' barrier counters and the prologue's) start zeroed. Where
         ``prepared_by_solve`` the launch first does what :meth:`prepare` and ``mark_sources``
         do elsewhere: ``contributions[0]`` must then start zeroed, and ``sources`` are
         ``mark_sources``' arguments but the contributions and flags (None: no batch).
@@ -223,7 +219,7 @@ class ClassRanks:
             sources = (self.plan, self.plan, np.int32(0), self.plan, np.int32(0), np.int32(0), self.plan)
         args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,
                                 (slots, work, arrivals, np.int32(self.kept_rows), np.int32(self.prepared_by_solve),
-                                 *sources), state, pull_edges) + (np.int32(push_vertices),)
+                                 *sources), state, pull_edges)
         self.kernels[self.fused_name]((self.grid,), (BLOCK,), args, shared_mem=4 * self.kept_rows)
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:

@@ -72,18 +72,11 @@ class IterationLoop:
     pull_share : float
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
         of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start (the batch sources then
-        announce themselves in the sign of their contributions), ``inf`` never. Where the blocks keep
-        their units the share only chooses the first iteration's mode (0: pull), and ``push_vertices``
-        the later ones.
-    push_vertices : int
-        Fused DF/DF-P whose blocks keep their units (:meth:`ClassRanks.solve`): pull after an
-        iteration that computes more vertices than this, and turn back to push after a pull
-        iteration that computes at most this many and no more than the one before (negative: never;
-        :data:`dynpr.designs.KEPT_PUSH_VERTICES`).
+        announce themselves in the sign of their contributions), ``inf`` never.
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
-                 expansion=None, relabel=None, pull_share: float = math.inf, push_vertices: int = -1):
+                 expansion=None, relabel=None, pull_share: float = math.inf):
         self.kernels, self.cupy, self.approach, self.g, self.g_old = kernels, cupy, approach, g, g_old
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
@@ -112,7 +105,6 @@ class IterationLoop:
             pull_share = 0.0  # only the in-CSR is relabelled: no push expansion
         self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
         self.announce = self.fused and self.frontier and pull_share == 0
-        self.push_vertices = push_vertices
         if self.announce:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
@@ -214,7 +206,7 @@ class IterationLoop:
             _end_phase(events, 2, self.marks())
             if persistent:
                 self.step.solve(self.ranks, self.contrib, self.dv, self.dx, self.ever, self.slots, self.work,
-                                self.arrivals, self.state, self.pull_edges, self.push_vertices,
+                                self.arrivals, self.state, self.pull_edges,
                                 self.sources() if self.step.prepared_by_solve else None)
             launched = 0
             while not persistent:

@@ -43,8 +43,8 @@ import numpy as np
 
 from dynpr.backend import device_name
 from dynpr.batches import Batch
-from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, KEPT_PUSH_VERTICES, PARTITIONS, PULL_SHARE,
-                           RELABEL_APPROACHES, STATIC_APPROACHES, KernelVariant, variant as declared)
+from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES,
+                           STATIC_APPROACHES, KernelVariant, variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
@@ -63,14 +63,13 @@ def _relabels(design: KernelVariant, approach: str, n: int) -> bool:
 
 def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
-                pull_share: float | None = None, push_vertices: int | None = None) -> EngineRun:
+                pull_share: float | None = None) -> EngineRun:
     """The default's fused class kernels (``classes``; ``classes_graphs`` and ``classes_persistent``
     force a launch per iteration or one per solve, ``classes_sync`` has no CUDA graphs), with the
     in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given, and DF/DF-P turning
     from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`; unless given,
     :data:`dynpr.designs.KEPT_PULL_SHARE` where the blocks keep their units, else
-    :data:`dynpr.designs.PULL_SHARE`), and where the blocks keep their units turning by
-    ``push_vertices`` (unless given, :data:`dynpr.designs.KEPT_PUSH_VERTICES`)."""
+    :data:`dynpr.designs.PULL_SHARE`)."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels()
     relabel = None
@@ -82,22 +81,19 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
                       persistent)
     if pull_share is None:
         pull_share = KEPT_PULL_SHARE if step.kept_rows else PULL_SHARE
-    if push_vertices is None:
-        push_vertices = KEPT_PUSH_VERTICES
     loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel,
-                         pull_share=pull_share, push_vertices=push_vertices)
+                         pull_share=pull_share)
     return loop.run(design.graphs)
 
 
-def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float | None = None,
-              push_vertices: int | None = None) -> EngineRun:
+def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float | None = None
+              ) -> EngineRun:
     """Run ``options.variant`` (None = the default) for one approach."""
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
     if design.fused:
-        return run_classes(approach, g, g_old, batch, start, options, design, pull_share=pull_share,
-                           push_vertices=push_vertices)
+        return run_classes(approach, g, g_old, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
 
     return baselines.run(approach, g, g_old, batch, start, options, design)
@@ -136,7 +132,7 @@ def tiny_case():
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
-           *, initial=None, pull_share: float | None = None, push_vertices: int | None = None) -> PageRankResult:
+           *, initial=None, pull_share: float | None = None) -> PageRankResult:
     """Run one approach on the GPU; the same contract as ``dynpr.pagerank.update``.
 
     Parameters
@@ -156,13 +152,8 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         The default's DF/DF-P turn from push to pull mode after an iteration whose push work
         exceeds this share of the edges (0: pull from the start, ``inf``: never; unless given,
         :data:`dynpr.designs.KEPT_PULL_SHARE` on graphs whose units the blocks keep for the
-        solve, else :data:`dynpr.designs.PULL_SHARE`); there the share only chooses the first
-        iteration's mode. The ranks do not depend on it; benchmarks sweep it.
-    push_vertices : int, optional
-        Where the blocks keep their units, the default's DF/DF-P pull after an iteration that
-        computes more vertices than this, and turn back to push after a pull iteration that
-        computes at most this many and no more than the one before (negative: never; unless
-        given, :data:`dynpr.designs.KEPT_PUSH_VERTICES`). The ranks do not depend on it either.
+        solve, else :data:`dynpr.designs.PULL_SHARE`). The ranks do not depend on it; benchmarks
+        sweep it.
 
     Returns
     -------
@@ -202,7 +193,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     _warm_up()
     g = to_device(graph)
     g_old = to_device(old_graph) if approach == "dt" else None
-    run = _dispatch(approach, g, g_old, batch, start, options, pull_share, push_vertices)
+    run = _dispatch(approach, g, g_old, batch, start, options, pull_share)
     result = PageRankResult(
         ranks=run.ranks if resident else run.ranks.get(),
         iterations=run.iterations,

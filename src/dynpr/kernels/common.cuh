@@ -69,37 +69,27 @@ __device__ __forceinline__ long long block_exclusive_sum(long long x, long long&
 }
 
 // A barrier of `blocks` blocks of a cooperative launch (the others must have
-// left, at most 65535) that also tells every block whether any block arrived
-// with `flag` set and, with COUNT, in `count` how many threads of all blocks
-// arrived with `counted` set: each block adds 1 to `counter` (which starts at
-// zero), plus 2^16 when a thread of it has `flag`, plus 2^32 times its threads
-// with `counted`, and waits for the low 16 bits to reach `blocks`. Thread 0
-// arrives with a release add, which publishes the block's writes, and waits
-// with acquire loads, which make the others' visible; flag and count ride on
-// the arrival, so no read after the barrier is needed to learn them.
-template <bool COUNT = false>
-__device__ __forceinline__ bool grid_barrier_or(unsigned long long* counter, unsigned int blocks, bool flag,
-                                                bool counted = false, unsigned* count = nullptr) {
+// left) that also tells every block whether any block arrived with `flag`
+// set: each block adds 1 to `counter` (which starts at zero), plus 2^32 when
+// a thread of it has `flag`, and waits for the low word to reach `blocks`.
+// Thread 0 arrives with a release add, which publishes the block's writes,
+// and waits with acquire loads, which make the others' visible; the flag
+// rides on the arrival, so no read after the barrier is needed to learn it.
+__device__ __forceinline__ bool grid_barrier_or(unsigned long long* counter, unsigned int blocks, bool flag) {
   const bool block_flag = __syncthreads_or(flag);
-  const unsigned block_count = COUNT ? __syncthreads_count(counted) : 0u;
-  __shared__ unsigned total;
   bool any = false;
   if (threadIdx.x == 0) {
     // Instead of fences around a relaxed add and loads (as cooperative groups' grid sync):
     // sx-mathoverflow Static 0.304 -> 0.283 ms on the H100.
-    const unsigned long long arrival =
-        1ull + (block_flag ? 1ull << 16 : 0ull) + (static_cast<unsigned long long>(block_count) << 32);
+    const unsigned long long arrival = 1ull + (block_flag ? 1ull << 32 : 0ull);
     asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(counter), "l"(arrival) : "memory");
     unsigned long long seen;
     do {
       asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
-    } while ((seen & 0xffffu) < blocks);
-    any = (seen >> 16 & 0xffffu) != 0;
-    if (COUNT) total = static_cast<unsigned>(seen >> 32);
+    } while (static_cast<unsigned int>(seen) < blocks);
+    any = (seen >> 32) != 0;
   }
-  any = __syncthreads_or(any);  // also orders thread 0's write of total before the reads
-  if (COUNT) *count = total;
-  return any;
+  return __syncthreads_or(any);
 }
 
 // L-infinity accumulation across blocks: for non-negative IEEE-754 doubles the

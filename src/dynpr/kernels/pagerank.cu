@@ -189,13 +189,12 @@ __device__ __forceinline__ void finish_by_last_block(double* delta, IterationSta
 
 // One vertex of the fused launches: Static/ND through rank_vertex, DT, DF and
 // DF-P through dynamic_vertex (push or pull mode, see there).
-// v's in-edges are `row` (read from in_offsets when not given); BATCHED: see gather;
-// turn and computed: see dynamic_vertex.
+// v's in-edges are `row` (read from in_offsets when not given); BATCHED: see gather.
 template <int G, bool AFFECTED, bool FRONTIER, bool PRUNE, bool BATCHED = false>
 __device__ __forceinline__ double step_vertex(bool active, int v, const RankArgs& a, const Frontier& fr, bool pull,
-                                              double& edges, Row row, bool turn = false, int* computed = nullptr) {
+                                              double& edges, Row row) {
   if constexpr (AFFECTED) {
-    return dynpr::dynamic_vertex<G, FRONTIER, PRUNE, BATCHED>(active, v, a, fr, pull, edges, row, turn, computed);
+    return dynpr::dynamic_vertex<G, FRONTIER, PRUNE, BATCHED>(active, v, a, fr, pull, edges, row);
   } else {
     return rank_vertex<G, false, false, false, true, BATCHED>(active, v, a, row);
   }
@@ -407,24 +406,22 @@ __device__ __forceinline__ KeptUnit keep_unit(int u, const int* ids, int n, cons
 }
 
 // One iteration of a kept unit; its gathers take their edges in batches
-// (gather's BATCHED), whose ids come from shared memory. turn and computed: see
-// dynamic_vertex.
+// (gather's BATCHED), whose ids come from shared memory.
 template <bool AFFECTED, bool FRONTIER, bool PRUNE>
 __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs& a, const Frontier& fr, bool pull,
-                                            bool turn, double& edges, int& computed) {
+                                            double& edges) {
   switch (unit.k) {
     case 0:
       return step_vertex<class_lanes(0), AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges,
-                                                                          unit.row, turn, &computed);
+                                                                          unit.row);
     case 1:
       return step_vertex<class_lanes(1), AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges,
-                                                                          unit.row, turn, &computed);
+                                                                          unit.row);
     case 2:
       return step_vertex<class_lanes(2), AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges,
-                                                                          unit.row, turn, &computed);
+                                                                          unit.row);
     default:
-      return step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges, unit.row,
-                                                                  turn, &computed);
+      return step_vertex<kBlock, AFFECTED, FRONTIER, PRUNE, true>(unit.active, unit.v, a, fr, pull, edges, unit.row);
   }
 }
 
@@ -451,11 +448,8 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // - Swept units: otherwise every block takes units from the counter (sweep),
 //   folds its largest change into the slot and a grid-wide sync ends the
 //   iteration.
-// Direction of DF/DF-P: swept, a push iteration adds its push work to the
-// slot's second double before the barrier and reads it after it (turn to
-// pull past pull_edges); kept, the barrier counts the vertices computed, and
-// a run turns to pull past push_vertices and back to push at most that many
-// (see the loop; push_vertices < 0: never back). slots, work,
+// DF/DF-P in push mode add their push work to the slot's second double
+// before the barrier and read it after it (turn to pull). slots, work,
 // arrivals (four counters) and the state start zeroed (the state's pull flag
 // may be set by mark_frontier); the state gets the iterations, converged and
 // done.
@@ -477,7 +471,7 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
     unsigned char* dx0, unsigned char* dx1, unsigned char* ever, double* slots, int* work,
     unsigned long long* arrivals, int capacity, int classify, const int* del_src, const int* del_dst, int num_del,
     const int* ins_src, int num_ins, int renamed, const int* new_id, IterationState* state, double tau,
-    int max_iterations, double pull_edges, int push_vertices) {
+    int max_iterations, double pull_edges) {
   extern __shared__ int staged[];
   if (KEEP && LISTED && classify) {
     // What degree_classes and mark_sources do in launches of their own elsewhere, then a
@@ -505,8 +499,6 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
   if (kept) unit = keep_unit(blockIdx.x, ids, n, plan, in_offsets, sources, staged, capacity);
   bool pull = FRONTIER && state->pull;
   bool marks = !pull;  // whether dx holds marks pushed by the iteration before (none before a pull)
-  bool turn = false;   // kept: this iteration pulls but pushes its expansions' marks (dynamic_vertex)
-  unsigned before = 0;  // kept: the vertices the iteration before computed (none before the first)
   for (int i = 0;; ++i) {
     const int b = i & 1, slot = i % 3;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -517,42 +509,31 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED 
     }
     const Frontier fr{out_offsets, targets, marks ? (b ? dx1 : dx0) : nullptr, b ? dx0 : dx1, ever};
     double change = 0.0, edges = 0.0;
-    int computed = 0;
     if (kept) {
       const RankArgs a{in_offsets, unit.sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
                        dv, nullptr, c0, alpha, tau_f, tau_p};
-      change = kept_step<AFFECTED, FRONTIER, PRUNE>(unit, a, fr, pull, turn, edges, computed);
+      change = kept_step<AFFECTED, FRONTIER, PRUNE>(unit, a, fr, pull, edges);
     } else {
       const RankArgs a{in_offsets, sources, inv_degree, b ? R1 : R0, b ? C1 : C0, b ? R0 : R1, b ? C0 : C1,
                        dv, nullptr, c0, alpha, tau_f, tau_p};
       sweep<LISTED, AFFECTED, FRONTIER, PRUNE>(ids, n, plan, bounds, a, fr, pull, &work[slot], change, edges);
     }
-    const bool pushed = FRONTIER && (!pull || turn);  // dx holds marks for the next iteration (uniform)
-    marks = pushed;
+    const bool push = FRONTIER && !pull;  // pull: uniform, and no push work to count
+    marks = push;
+    if (push) {
+      edges = dynpr::block_sum(edges);
+      if (threadIdx.x == 0 && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
+    }
     bool converged;
     if (kept) {
-      // The barrier counts the vertices computed, which decide the next iteration's mode:
-      // after a push, pull once more than push_vertices were computed; after a pull, turn
-      // back to push once at most push_vertices were, and no more than the iteration before
-      // (the affected set has stopped growing: direction-optimizing BFS's return to top-down).
-      unsigned count = 0;
-      converged = !dynpr::grid_barrier_or<FRONTIER>(&arrivals[slot], total, change > tau, computed > 0, &count);
-      if (FRONTIER) {
-        if (pushed) pull = static_cast<long long>(count) > push_vertices;
-        turn = !pushed && static_cast<long long>(count) <= push_vertices && count <= before;
-        before = count;
-      }
+      converged = !dynpr::grid_barrier_or(&arrivals[slot], total, change > tau);
     } else {
-      if (pushed) {
-        edges = dynpr::block_sum(edges);
-        if (threadIdx.x == 0 && edges > 0.0) atomicAdd(&slots[2 * slot + 1], edges);
-      }
       change = dynpr::block_max(change);
       if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(&slots[2 * slot], change);
       cooperative_groups::this_grid().sync();
       converged = __ldcg(&slots[2 * slot]) <= tau;
-      if (pushed && __ldcg(&slots[2 * slot + 1]) > pull_edges) pull = true;
     }
+    if (push && __ldcg(&slots[2 * slot + 1]) > pull_edges) pull = true;
     if (converged || i + 1 >= max_iterations) {
       if (blockIdx.x == 0 && threadIdx.x == 0) {
         state->iterations = i + 1;

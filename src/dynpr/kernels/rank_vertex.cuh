@@ -283,10 +283,8 @@ struct Frontier {
 // iteration, which that neighbour announced in the sign of its contribution
 // (add_contribution). Expanding costs nothing more then, where a push
 // expansion writes a random byte per out-edge: on R-MAT graphs most vertices
-// expand in every iteration and their out-edges are nearly all edges. Pull
-// iterations mark nothing in dx, so a run turns back to push only through a
-// `turn` iteration: it pulls, but its expansions push marks, not signs (the
-// kept units of rank_persistent, once the affected set has shrunk).
+// expand in every iteration and their out-edges are nearly all edges. Once in
+// pull mode a run stays there (pull iterations mark nothing in dx).
 //
 // Neither mode copies ranks of vertices it does not compute, except in push
 // mode a vertex computed in the previous iteration (dv bit kWritten): elsewhere
@@ -294,13 +292,10 @@ struct Frontier {
 // contributions). In pull mode every vertex writes, clearing its sign.
 // `row` is v's in-edges, given for every active v whatever its flags say (the
 // caller loads it before the flags are known: one dependent load less).
-// `computed` (when given) counts, in the finishing lane, whether v was computed.
 // Returns |r - R[v]| in the finishing lane (0 elsewhere).
 template <int G, bool FRONTIER, bool PRUNE, bool BATCHED = false>
 __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankArgs& a, const Frontier& fr,
-                                                 bool pull, double& edges, Row row, bool turn = false,
-                                                 int* computed = nullptr) {
-  const bool announce = pull && !turn;  // expansions travel in the sign of Cnew, not as marks
+                                                 bool pull, double& edges, Row row) {
   const int lane = threadIdx.x % G;
   unsigned char flags = 0;
   bool marked = false, compute = false;
@@ -363,12 +358,11 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
       }
       if (flags != before) a.dv[v] = flags;
       a.Rnew[v] = r;
-      a.Cnew[v] = announce && expand ? -(r * inv) : r * inv;
+      a.Cnew[v] = pull && expand ? -(r * inv) : r * inv;
       if (!pull) edges += static_cast<double>(end - begin);
-      if (computed) ++*computed;
     }
   }
-  if (!FRONTIER || announce) return change;
+  if (!FRONTIER || pull) return change;
   // Push: lane 0's decision to every lane of the group, which then marks the
   // out-neighbours (the self-loop marks v itself, as in the CPU twin).
   if constexpr (G == kBlock) {
