@@ -458,13 +458,15 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // launch bounds keep the dynamic approaches' registers from spilling there
 // (ptxas's own choice spills) and give Static and ND the 64 registers of
 // four blocks per multiprocessor that their batched gathers take. Without
-// KEEP the kernel is the swept one alone, at the occupancy it had before the
-// kept path (Static and ND 40 registers, six blocks per multiprocessor; DT,
-// DF, DF-P at most 64, four): stated, because NVRTC's own choice for it
-// differs from nvcc's and went to 32 registers and eight blocks, whose wider
-// grid-wide sync made web-NotreDame's Static 15% slower.
+// KEEP the kernel is the swept one alone: Static, ND and DT over class lists
+// at 40 registers and six blocks per multiprocessor, DF, DF-P and unlisted DT
+// (which would spill at 40) at most 64 and four. Stated, because NVRTC's own
+// choice differs from nvcc's and went to 32 registers and eight blocks, whose
+// wider grid-wide sync made web-NotreDame's Static 15% slower; DT at six
+// rather than four computes 7-12% faster (docs/dynamic.md).
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (AFFECTED ? 4 : 6)) rank_persistent(
+__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (FRONTIER || (AFFECTED && !LISTED) ? 4 : 6))
+    rank_persistent(
     int* ids, int n, ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
     double c0, double alpha, double tau_f, double tau_p, const long long* out_offsets, const int* targets,
