@@ -463,7 +463,7 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // (which would spill at 40) at most 64 and four. Stated, because NVRTC's own
 // choice differs from nvcc's and went to 32 registers and eight blocks, whose
 // wider grid-wide sync made web-NotreDame's Static 15% slower; DT at six
-// rather than four computes 7-12% faster (docs/dynamic.md).
+// rather than four computes up to 12% faster (docs/dynamic.md).
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
 __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (FRONTIER || (AFFECTED && !LISTED) ? 4 : 6))
     rank_persistent(
