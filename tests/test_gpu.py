@@ -458,6 +458,16 @@ def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeyp
     np.testing.assert_array_equal(persistent.ranks, graphs.ranks)
 
 
+@pytest.mark.parametrize("approach", APPROACHES)
+@pytest.mark.parametrize("listed", (True, False))
+def test_swept_whole_solve_kernels_do_not_spill(approach, listed):
+    # The swept rank_persistent's launch bounds are chosen so that its registers suffice:
+    # six blocks per multiprocessor (40 registers) where they do, four where they would spill
+    # (DF, DF-P, unlisted DT).
+    kernel = loader.persistent_kernels()[loader.fused_kernel_name(listed, gpu_device.MODES[approach], True)]
+    assert kernel.attributes["local_size_bytes"] == 0
+
+
 @pytest.mark.parametrize("name", ("CollegeMsg", "soc-Epinions1"))
 def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
     # Blocks keep their work units for the solve where the units are no more than the kept

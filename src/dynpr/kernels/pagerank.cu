@@ -465,7 +465,7 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 // wider grid-wide sync made web-NotreDame's Static 15% slower; DT at six
 // rather than four computes up to 12% faster (docs/dynamic.md).
 template <bool KEEP, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : (FRONTIER || (AFFECTED && !LISTED) ? 4 : 6))
+__global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : ((FRONTIER || (AFFECTED && !LISTED)) ? 4 : 6))
     rank_persistent(
     int* ids, int n, ClassPlan* plan, const long long* bounds, const long long* in_offsets,
     const int* sources, const double* inv_degree, double* R0, double* C0, double* R1, double* C1, unsigned char* dv,
