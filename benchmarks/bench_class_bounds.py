@@ -51,7 +51,7 @@ def main(argv=None) -> None:
         g = to_device(graph)
         start = np.full(graph.num_vertices, 1.0 / graph.num_vertices)
         for bounds in CANDIDATES:
-            runs = [engine.run_classes("static", g, None, None, start, options, design, bounds)
+            runs = [engine.run_classes("static", g, None, start, options, design, bounds)
                     for _ in range(args.repeats)]
             iterations = runs[0].iterations
             ms = statistics.median(sum(r.phases.values()) for r in runs)

@@ -34,8 +34,8 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
     if approach in ("df", "dfp"):
         arrays.append(np.empty(n, np.uint8))  # ever affected
         arrays.append(np.empty((2, n), np.uint8))  # dx_in, dx_out of the fused expansion (every level)
-    if approach == "dt":  # the old graph, BFS visited bits, two levels' queues, control words
-        arrays += uploaded + [np.empty(n, np.int32), np.empty(4 * n, np.uint32), np.empty(4, np.int32)]
+    if approach == "dt":  # BFS visited flags, two levels' queues, control words
+        arrays += [np.empty(n, np.int32), np.empty(2 * n, np.uint32), np.empty(4, np.int32)]
     return sum(a.nbytes for a in arrays)
 
 
@@ -96,9 +96,11 @@ def test_model_orders_and_scales():
     static = device_bytes_needed(n, m, "static")
     assert device_bytes_needed(n, m, "nd") == static
     assert static < device_bytes_needed(n, m, "df") == device_bytes_needed(n, m, "dfp") < device_bytes_needed(n, m, "dt")
-    # Edges dominate: 8 bytes per edge (out + in ids) for static, twice that for DT (old graph too).
+    # Edges dominate: 8 bytes per edge (out + in ids); the paper's DT design keeps the old graph too.
     assert device_bytes_needed(n, 2 * m, "static") - static == 8 * m
-    assert device_bytes_needed(n, 2 * m, "dt") - device_bytes_needed(n, m, "dt") == 16 * m
+    assert device_bytes_needed(n, 2 * m, "dt") - device_bytes_needed(n, m, "dt") == 8 * m
+    partitioned = device_bytes_needed(n, m, "dt", variant="partitioned")
+    assert device_bytes_needed(n, 2 * m, "dt", variant="partitioned") - partitioned == 16 * m
     # Beyond 2^31 edges the int64 offsets still carry it; only vertex ids are bounded.
     assert device_bytes_needed(n, 3 * 2**31, "static") > 24 * 2**30
 

@@ -11,7 +11,7 @@ import pytest
 from dynpr import pagerank as pr
 from dynpr.batches import Batch, apply_batch, random_batch
 from dynpr.graph import Graph
-from dynpr.pagerank import cpu
+from dynpr.pagerank import cpu, marking
 from dynpr.errors import ConvergenceError
 from dynpr.pagerank.options import PageRankOptions
 
@@ -325,3 +325,20 @@ def test_convergence_is_reported_and_can_raise(approach):
     with pytest.raises(ConvergenceError, match="max_iterations=2") as caught:
         cpu.update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2, raise_on_max_iterations=True))
     np.testing.assert_array_equal(caught.value.result.ranks, capped.ranks)
+
+
+def test_dt_reach_of_both_graphs_is_one_search_of_the_new_graph():
+    # The GPU engines find DT's set, reachable(old, S) | reachable(new, S) for the batch's
+    # sources S, as reachable(new, S + targets of deletions) (kernels/dt_bfs.cu): on sparse
+    # graphs, where a deletion cuts off what only the old graph reached.
+    cut_off = 0
+    for seed in range(20):
+        old = random_graph(300, 450, seed)
+        batch = random_batch(old, 0.02, 0.5, np.random.default_rng(seed))
+        new = apply_batch(old, batch)
+        sources = np.concatenate([batch.del_src, batch.ins_src])
+        one_search = marking.reachable(new, np.concatenate([sources, batch.del_dst]))
+        both = marking.traversal_affected(old, new, batch)
+        np.testing.assert_array_equal(one_search, both)
+        cut_off += int((both & ~marking.reachable(new, sources)).sum())
+    assert cut_off > 0  # the deletions' targets mattered

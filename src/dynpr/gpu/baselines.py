@@ -275,7 +275,7 @@ def _class_step(design: KernelVariant, kernels, cupy, g: DeviceGraph, mode, opti
     return ClassRanks(kernels, cupy, g, mode, options, lanes, bounds, design.prc, False)
 
 
-def run_unfused(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
+def run_unfused(approach: str, g: DeviceGraph, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant) -> EngineRun:
     """One launch per class, then ``finish_iteration`` (and DF/DF-P's separate
     expansion); one host read per iteration."""
@@ -283,7 +283,7 @@ def run_unfused(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
     kernels = loader.baseline_kernels()
     step = _class_step(design, kernels, cupy, g, MODES[approach], options)
     expansion = Expansion(kernels, cupy, g, options) if MODES[approach][1] else None
-    return IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step,
+    return IterationLoop(kernels, cupy, approach, g, batch, start_ranks, options, step,
                          expansion=expansion).run(graphs=False)
 
 
@@ -299,7 +299,7 @@ def _run(approach, g, g_old, batch, start_ranks, options, design) -> EngineRun:
         return run_partitioned(approach, g, g_old, batch, start_ranks, options)
     if design.name == "cusparse":
         return run_cusparse(g, start_ranks, options)
-    return run_unfused(approach, g, g_old, batch, start_ranks, options, design)
+    return run_unfused(approach, g, batch, start_ranks, options, design)
 
 
 @functools.cache

@@ -75,9 +75,9 @@ class IterationLoop:
         announce themselves in the sign of their contributions), ``inf`` never.
     """
 
-    def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, g_old, batch, start_ranks, options, step,
+    def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, batch, start_ranks, options, step,
                  expansion=None, relabel=None, pull_share: float = math.inf):
-        self.kernels, self.cupy, self.approach, self.g, self.g_old = kernels, cupy, approach, g, g_old
+        self.kernels, self.cupy, self.approach, self.g = kernels, cupy, approach, g
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
         affected_mode, self.frontier, _ = MODES[approach]
@@ -109,9 +109,9 @@ class IterationLoop:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
             self.edges = (cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst), cupy.asarray(batch.ins_src))
-        if approach == "dt":
-            # visited bits, two levels' queues of (vertex, pass) entries, level sizes and the level reached
-            self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(4 * n, dtype=cupy.uint32),
+        if approach == "dt" and not step.prepared_by_solve:
+            # visited flags, two levels' queues, level sizes and the level reached (kernels/dt_bfs.cu)
+            self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(2 * n, dtype=cupy.uint32),
                         cupy.zeros(4, dtype=cupy.int32))
 
     def iteration(self, j: int) -> None:
@@ -133,9 +133,10 @@ class IterationLoop:
 
     def sources(self):
         """The arguments of ``mark_sources`` but the contributions: the batch edges whose
-        sources DF/DF-P announce, where they pull from the start, and whether and how to rename
-        them (del_src, del_dst, deletions, ins_src, insertions, renamed, new_id); else None."""
-        if not self.announce:
+        sources DF/DF-P announce, where they pull from the start, or from which DT searches, and
+        whether and how to rename them (del_src, del_dst, deletions, ins_src, insertions,
+        renamed, new_id); else None."""
+        if not (self.announce or self.approach == "dt"):
             return None
         del_src, del_dst, ins_src = self.edges
         new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
@@ -144,23 +145,22 @@ class IterationLoop:
 
     def marks(self) -> bool:
         """Whether :meth:`mark` launches anything: not where the solve's launch announces the
-        batch sources (``step.prepared_by_solve``)."""
-        return MODES[self.approach][0] and not (self.announce and self.step.prepared_by_solve)
+        batch sources or runs DT's search (``step.prepared_by_solve``)."""
+        by_solve = (self.announce or self.approach == "dt") and self.step.prepared_by_solve
+        return MODES[self.approach][0] and not by_solve
 
     def mark(self) -> None:
-        """The affected set before the first iteration: DT's BFS over both graphs (one
-        cooperative launch), or DF/DF-P's initial marking and first expansion (none where
-        the solve's launch announces the batch sources, :meth:`marks`)."""
+        """The affected set before the first iteration: DT's BFS (one cooperative launch; it
+        finds the old graph's reach too, ``kernels/dt_bfs.cu``), or DF/DF-P's initial marking and
+        first expansion (none where the solve's launch does it, :meth:`marks`)."""
         if not self.marks():
             return
         del_src, del_dst, ins_src = self.edges
-        nd, ni, n = np.int32(self.batch.deletions), np.int32(self.batch.insertions), self.g.n
-        g, g_old = self.g, self.g_old
+        nd, ni, n, g = np.int32(self.batch.deletions), np.int32(self.batch.insertions), self.g.n, self.g
         if self.approach == "dt":
             kernel = loader.dt_reachable_kernel()
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
-                g_old.offsets, g_old.targets, g.offsets, g.targets, del_src, nd, ins_src, ni, np.int32(n),
-                *self.bfs, self.dv))
+                g.offsets, g.targets, del_src, del_dst, nd, ins_src, ni, np.int32(n), *self.bfs, self.dv))
         elif self.announce:
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
                 *self.sources(), self.contrib[0], self.dv))

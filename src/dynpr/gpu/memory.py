@@ -44,9 +44,9 @@ in addition:
 - ``df``, ``dfp``: ever-affected flags, n; with a fused launch two
   expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
   ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
-- ``dt``: the old graph, uploaded whole (its edge count taken as m):
-  16(n+1) + 8m + 16n; the BFS's int32 visited bits n and two levels of
-  (vertex, pass) entries 4n, 20n, and its four int32 control words, 16.
+- ``dt``: the BFS's int32 visited flags and two levels of int32 entries,
+  4n + 8n, and its four int32 control words, 16 (one search of the new graph
+  finds the old graph's reach too, so the old graph stays on the host).
 
 The baseline ``partitioned`` keeps the graph, R and Rnew, three uint8 flag
 vectors (3n), the in-degree partition (12n, and the out-degree one for DF/DF-P
@@ -168,7 +168,7 @@ def device_bytes_needed(
     if frontier:
         total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
     if approach == "dt":
-        total += graph + 20 * n + 16
+        total += 12 * n + 16
     if relabel and design.relabel and approach in RELABEL_APPROACHES:
         total += 8 * (n + 1) + 4 * m + 44 * n
     return total

@@ -61,7 +61,7 @@ def _relabels(design: KernelVariant, approach: str, n: int) -> bool:
         n, loader.require_cupy().cuda.Device().attributes["L2CacheSize"])
 
 
-def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_ranks,
+def run_classes(approach: str, g: DeviceGraph, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
                 pull_share: float | None = None) -> EngineRun:
     """The default's fused class kernels (``classes``; ``classes_graphs`` and ``classes_persistent``
@@ -81,7 +81,7 @@ def run_classes(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch,
                       persistent)
     if pull_share is None:
         pull_share = KEPT_PULL_SHARE if step.kept_rows else PULL_SHARE
-    loop = IterationLoop(kernels, cupy, approach, g, g_old, batch, start_ranks, options, step, relabel=relabel,
+    loop = IterationLoop(kernels, cupy, approach, g, batch, start_ranks, options, step, relabel=relabel,
                          pull_share=pull_share)
     return loop.run(design.graphs)
 
@@ -93,7 +93,7 @@ def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_s
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
     if design.fused:
-        return run_classes(approach, g, g_old, batch, start, options, design, pull_share=pull_share)
+        return run_classes(approach, g, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
 
     return baselines.run(approach, g, g_old, batch, start, options, design)
@@ -140,7 +140,8 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     approach : str
         One of ``static nd dt df dfp``.
     old_graph, graph : dynpr.graph.Graph
-        The graph before and after ``batch`` (``old_graph`` is used by DT only).
+        The graph before and after ``batch`` (``old_graph`` is read by DT only, and on the
+        device only by the paper's design, ``partitioned``).
     batch : dynpr.batches.Batch
         Deleted and inserted edges (ignored by Static and ND).
     previous_ranks : numpy.ndarray or cupy.ndarray
@@ -188,11 +189,13 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         raise ValueError(f"starting ranks have shape {start.shape}, the graph has {n} vertices")
     if approach == "dt" and old_graph.num_vertices != n:
         raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
-    graphs = (graph, old_graph) if approach == "dt" else (graph,)
+    # Only the paper's design searches the old graph for DT; the others find its reach in the new one.
+    old_on_device = approach == "dt" and design.name == "partitioned"
+    graphs = (graph, old_graph) if old_on_device else (graph,)
     check_fits(approach, graphs, batch, options, design.name, _relabels(design, approach, n))
     _warm_up()
     g = to_device(graph)
-    g_old = to_device(old_graph) if approach == "dt" else None
+    g_old = to_device(old_graph) if old_on_device else None
     run = _dispatch(approach, g, g_old, batch, start, options, pull_share)
     result = PageRankResult(
         ranks=run.ranks if resident else run.ranks.get(),

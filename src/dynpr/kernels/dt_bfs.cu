@@ -3,12 +3,17 @@
 // persistent cooperative launch: no host round trip per BFS level. Compiled
 // on its own, like kahn_persistent.cu: only cooperative modules need it.
 //
-// Level-synchronous and queue based, both graphs at once: a queue entry is
-// (vertex << 1 | pass), pass 0 following the old graph's out-edges and pass 1
-// the new graph's, so a batch costs max(depth in old, depth in new) levels,
-// not their sum. visited[v] holds bit 1 << pass once that pass reached v;
-// atomicOr returns the previous bits, so exactly one thread enqueues v per
-// pass. Each group of kGroup lanes takes a queue entry and strides its
+// One search of the new graph finds both sets: reachable(old, S) and
+// reachable(new, S) together are reachable(new, S + D), where S are the batch
+// edges' sources and D the deleted edges' targets. Take a path of either graph
+// from S to w. If it uses a deleted edge (a, b), the rest of the path after the
+// last one is in the new graph, from b in D; if it does not, all of it is in the
+// new graph, from S. Conversely every vertex of D is reached in the old graph
+// from its edge's source. So the old graph is not read at all.
+//
+// Level-synchronous and queue based. visited[v] is set once the search
+// reached v; atomicOr returns the previous bit, so exactly one thread
+// enqueues v. Each group of kGroup lanes takes a queue entry and strides its
 // out-edges; an entry with more than 32 out-edges goes to the whole warp (its
 // edges read coalesced), so entries of web graphs' typical few out-edges do
 // not leave most of a warp idle, and one with more than kBlockEdges to the
@@ -24,7 +29,7 @@
 // appends to control[(L + 1) % 3] and clears control[(L + 2) % 3], whose last
 // readers finished before the previous sync; control[3] hands the level
 // block 0 reached to the grid. visited and control must hold zeros at
-// launch; queue has 4n slots (two levels of up to 2n entries).
+// launch; queue has 2n slots (two levels of up to n entries).
 #include <cooperative_groups.h>
 #include "common.cuh"
 
@@ -38,7 +43,6 @@ constexpr int kHubs = 32;                   // such entries a block lists per le
 
 struct Hub {
   long long first, last;
-  int pass;
 };
 
 // The next level's entries a block found, listed in shared memory (shared
@@ -53,13 +57,12 @@ struct Staged {
   int hub_count;
 };
 
-// Reach w in pass `pass`: mark it affected and stage it for the next level, once.
-__device__ __forceinline__ void reach(int w, int pass, Staged& staged, unsigned* next, int* next_count,
-                                      int* visited, unsigned char* dv) {
-  const int bit = 1 << pass;
-  // The plain read skips the atomic for vertices this pass already reached.
-  if (!(__ldcg(&visited[w]) & bit) && !(atomicOr(&visited[w], bit) & bit)) {
-    const unsigned entry = static_cast<unsigned>(w) << 1 | pass;
+// Reach w: mark it affected and stage it for the next level, once.
+__device__ __forceinline__ void reach(int w, Staged& staged, unsigned* next, int* next_count, int* visited,
+                                      unsigned char* dv) {
+  // The plain read skips the atomic for vertices already reached.
+  if (!__ldcg(&visited[w]) && !atomicOr(&visited[w], 1)) {
+    const unsigned entry = static_cast<unsigned>(w);
     const int slot = atomicAdd(&staged.count, 1);
     if (slot < kStaged) {
       staged.entries[slot] = entry;
@@ -74,26 +77,21 @@ __device__ __forceinline__ void reach(int w, int pass, Staged& staged, unsigned*
 // first_warp, first_warp + warps, ... of blocks that all call (the loop
 // bounds are uniform over a warp; the staged entries are listed at the end).
 __device__ __forceinline__ void expand_level(const unsigned* level, int count, unsigned* next, int* next_count,
-                                             long long first_warp, long long warps, const long long* const* offsets,
-                                             const int* const* targets, int* visited, unsigned char* dv,
-                                             Staged& staged) {
+                                             long long first_warp, long long warps, const long long* offsets,
+                                             const int* targets, int* visited, unsigned char* dv, Staged& staged) {
   constexpr int kPerWarp = 32 / kGroup;
   const int lane = threadIdx.x & 31, sub = lane % kGroup;
   for (long long i0 = first_warp * kPerWarp; i0 < count; i0 += warps * kPerWarp) {
     const long long i = i0 + lane / kGroup;
-    int u = 0, pass = 0;
     long long begin = 0, end = 0;
     if (i < count) {
-      const unsigned entry = __ldcg(&level[i]);
-      u = static_cast<int>(entry >> 1);
-      pass = entry & 1;
-      begin = offsets[pass][u];
-      end = offsets[pass][u + 1];
+      const int u = static_cast<int>(__ldcg(&level[i]));
+      begin = offsets[u];
+      end = offsets[u + 1];
     }
     const bool by_warp = end - begin > 32;  // uniform over the group
     for (unsigned leaders = __ballot_sync(0xffffffffu, by_warp && sub == 0); leaders; leaders &= leaders - 1) {
       const int leader = __ffs(leaders) - 1;
-      const int p = __shfl_sync(0xffffffffu, pass, leader);
       const long long first = __shfl_sync(0xffffffffu, begin, leader);
       const long long last = __shfl_sync(0xffffffffu, end, leader);
       if (last - first > kBlockEdges) {
@@ -101,15 +99,15 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
         if (lane == 0) slot = atomicAdd(&staged.hub_count, 1);
         slot = __shfl_sync(0xffffffffu, slot, 0);
         if (slot < kHubs) {
-          if (lane == 0) staged.hubs[slot] = Hub{first, last, p};
+          if (lane == 0) staged.hubs[slot] = Hub{first, last};
           continue;
         }
       }
-      for (long long e = first + lane; e < last; e += 32) reach(targets[p][e], p, staged, next, next_count, visited, dv);
+      for (long long e = first + lane; e < last; e += 32) reach(targets[e], staged, next, next_count, visited, dv);
     }
     if (!by_warp) {
       for (long long e = begin + sub; e < end; e += kGroup) {
-        reach(targets[pass][e], pass, staged, next, next_count, visited, dv);
+        reach(targets[e], staged, next, next_count, visited, dv);
       }
     }
   }
@@ -118,7 +116,7 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
   for (int h = 0; h < hubs; ++h) {
     const Hub hub = staged.hubs[h];
     for (long long e = hub.first + threadIdx.x; e < hub.last; e += blockDim.x) {
-      reach(targets[hub.pass][e], hub.pass, staged, next, next_count, visited, dv);
+      reach(targets[e], staged, next, next_count, visited, dv);
     }
   }
   __syncthreads();
@@ -134,25 +132,20 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
-    const long long* old_offsets, const int* old_targets, const long long* offsets, const int* targets,
-    const int* del_src, int num_del, const int* ins_src, int num_ins, int n, int* visited, unsigned* queue,
-    int* control, unsigned char* dv) {
+    const long long* offsets, const int* targets, const int* del_src, const int* del_dst, int num_del,
+    const int* ins_src, int num_ins, int n, int* visited, unsigned* queue, int* control, unsigned char* dv) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
   const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long* const graph_offsets[2] = {old_offsets, offsets};
-  const int* const graph_targets[2] = {old_targets, targets};
-  const long long slots = 2LL * n;  // one level's queue
-  const int sources = num_del + num_ins;
+  const long long slots = n;  // one level's queue
   __shared__ Staged staged;
   if (threadIdx.x == 0) staged.count = staged.hub_count = 0;
-  for (long long i = tid; i < sources; i += threads) {
-    const int u = i < num_del ? del_src[i] : ins_src[i - num_del];
-    const int before = atomicOr(&visited[u], 3);
-    for (int pass = 0; pass < 2; ++pass) {
-      if (!(before & (1 << pass))) queue[atomicAdd(&control[0], 1)] = static_cast<unsigned>(u) << 1 | pass;
-    }
+  // The seeds: every batch edge's source, then every deleted edge's target.
+  const int edges = num_del + num_ins;
+  for (long long i = tid; i < edges + num_del; i += threads) {
+    const int u = i < num_del ? del_src[i] : i < edges ? ins_src[i - num_del] : del_dst[i - edges];
+    if (!atomicOr(&visited[u], 1)) queue[atomicAdd(&control[0], 1)] = static_cast<unsigned>(u);
     dv[u] = 1;
   }
   grid.sync();
@@ -162,7 +155,7 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
     if (count == 0) break;
     if (count > kSmallLevel) {
       expand_level(queue + (level & 1) * slots, count, queue + ((level + 1) & 1) * slots, &control[(level + 1) % 3],
-                   tid >> 5, threads >> 5, graph_offsets, graph_targets, visited, dv, staged);
+                   tid >> 5, threads >> 5, offsets, targets, visited, dv, staged);
       if (tid == 0) control[(level + 2) % 3] = 0;
       ++level;
     } else {
@@ -170,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
         int small = count;
         while (small > 0 && small <= kSmallLevel) {
           expand_level(queue + (level & 1) * slots, small, queue + ((level + 1) & 1) * slots,
-                       &control[(level + 1) % 3], threadIdx.x >> 5, dynpr::kWarps, graph_offsets, graph_targets,
+                       &control[(level + 1) % 3], threadIdx.x >> 5, dynpr::kWarps, offsets, targets,
                        visited, dv, staged);
           if (threadIdx.x == 0) control[(level + 2) % 3] = 0;
           ++level;

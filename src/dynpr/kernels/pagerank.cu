@@ -425,14 +425,54 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
   }
 }
 
+// One level of DT's reachability over the vertex v of G lanes, bottom-up: v, not yet
+// reached, is reached when an in-neighbour was (its flag in dv, read from the L2 as
+// other blocks set theirs during the level; a flag read before it was set only leaves
+// v to the next level). Rows are taken kGatherBatch edges a lane at a time, so the
+// loads of a round are in flight together. Returns whether this thread reached v.
+template <int G>
+__device__ __forceinline__ bool reach_vertex(bool active, int v, Row row, const int* sources, unsigned char* dv) {
+  bool found = false;
+  if (active && !__ldcg(dv + v)) {
+    for (long long first = row.begin + threadIdx.x % G; first < row.end && !found; first += dynpr::kGatherBatch * G) {
+#pragma unroll
+      for (int j = 0; j < dynpr::kGatherBatch; ++j) {
+        const long long e = first + j * G;
+        if (e < row.end) found |= __ldcg(dv + sources[e]) != 0;
+      }
+    }
+  }
+  found = dynpr::group_any<G>(found);
+  if (found && (G == kBlock ? threadIdx.x == 0 : threadIdx.x % G == 0)) {
+    dv[v] = dynpr::kAffected;
+    return true;
+  }
+  return false;
+}
+
+// reach_vertex over a kept unit (its rows in shared memory where they fit).
+__device__ __forceinline__ bool kept_reach(const KeptUnit& unit, unsigned char* dv) {
+  switch (unit.k) {
+    case 0:
+      return reach_vertex<class_lanes(0)>(unit.active, unit.v, unit.row, unit.sources, dv);
+    case 1:
+      return reach_vertex<class_lanes(1)>(unit.active, unit.v, unit.row, unit.sources, dv);
+    case 2:
+      return reach_vertex<class_lanes(2)>(unit.active, unit.v, unit.row, unit.sources, dv);
+    default:
+      return reach_vertex<kBlock>(unit.active, unit.v, unit.row, unit.sources, dv);
+  }
+}
+
 // A whole solve in one cooperative launch (small graphs, where an iteration
 // costs about a launch and a few dependent loads: the variant
 // "classes_persistent", and "classes" below dynpr.designs.PERSISTENT_EDGES).
 // The grid is every block the device holds at once. Iteration i sweeps
-// buffer i % 2 into the other; slot i % 3 of `slots` (two doubles) and
-// counter i % 3 of `work` and of `arrivals` serve it, and slot and counters
-// (i + 1) % 3 are cleared during iteration i, when every block has read them
-// last (before the barrier ending i - 1). Every block takes the same
+// buffer i % 2 into the other; slot j = (L + i) % 3 of `slots` (two doubles)
+// and counter j of `work` and of `arrivals` serve it (L: DT's search levels
+// before it, else 0), and slot and counters (j + 1) % 3 are cleared during
+// iteration i, when every block has read them last (before the barrier
+// ending the step before). Every block takes the same
 // decision (stop, turn to pull) from the same values, so no block waits on
 // another's word.
 // - Kept units: with KEEP, class lists and at most one unit per block, block b
@@ -441,10 +481,12 @@ __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs
 //   a barrier of the units' blocks alone ends an iteration and tells every
 //   block whether any vertex changed by more than tau (grid_barrier_or).
 // - Prologue (`classify`, set where the host found the units kept): what
-//   degree_classes and mark_sources (for the batch edges given, none for
-//   Static, ND and DT) do in launches of their own elsewhere, then a barrier
-//   of every block (counter 3); each block lays the units out from the counts
-//   itself (no last block to wait for). Launches and events less per solve.
+//   degree_classes and mark_sources (DF/DF-P; none for Static and ND) do in
+//   launches of their own elsewhere, then a barrier of every block (counter
+//   3); each block lays the units out from the counts itself (no last block
+//   to wait for). Launches and events less per solve. DT's batch edges flag
+//   its search's seeds instead, and its search (dt_reachable elsewhere) runs
+//   over the kept rows, bottom-up (kept_reach), before the iterations.
 // - Swept units: otherwise every block takes units from the counter (sweep),
 //   folds its largest change into the slot and a grid-wide sync ends the
 //   iteration.
@@ -478,13 +520,19 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : ((FRONTIER
   if (KEEP && LISTED && classify) {
     // What degree_classes and mark_sources do in launches of their own elsewhere, then a
     // barrier of every block (counter 3) before the counts and contributions are read.
+    const int edges = num_del + num_ins;  // none for Static and ND
     for (int first = blockIdx.x * kBlock; first < n; first += gridDim.x * kBlock) {
-      if (first + threadIdx.x < n)
-        start_contribution(first + threadIdx.x, R0, inv_degree, C0, C1, num_del + num_ins > 0);
+      if (first + threadIdx.x < n) start_contribution(first + threadIdx.x, R0, inv_degree, C0, C1, FRONTIER && edges);
       classify_chunk(first, in_offsets, n, bounds, kMaxClasses, plan, ids);
     }
-    for (long long i = blockIdx.x * kBlock + threadIdx.x; i < num_del + num_ins; i += gridDim.x * kBlock)
-      announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
+    for (long long i = blockIdx.x * kBlock + threadIdx.x; i < edges; i += gridDim.x * kBlock) {
+      if constexpr (FRONTIER) {
+        announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
+      } else {  // DT: its search's seeds, each edge's source and a deletion's target (dt_bfs.cu)
+        dv[i < num_del ? del_src[i] : ins_src[i - num_del]] = dynpr::kAffected;
+        if (i < num_del) dv[del_dst[i]] = dynpr::kAffected;
+      }
+    }
     dynpr::grid_barrier_or(&arrivals[3], gridDim.x, false);
     __shared__ ClassPlan own;  // every block lays the units out itself: no last block to wait for
     if (threadIdx.x == 0) {
@@ -499,12 +547,22 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : ((FRONTIER
   if (kept && static_cast<int>(blockIdx.x) >= total) return;
   KeptUnit unit{};
   if (kept) unit = keep_unit(blockIdx.x, ids, n, plan, in_offsets, sources, staged, capacity);
+  // DT's reachability where the launch prepared itself (its seeds flagged above): levels of
+  // kept_reach, each ended by the units' barrier, until one reaches nothing. They take the
+  // barrier counters of the ring first; the iterations go on from there.
+  int levels = 0;
+  if constexpr (KEEP && AFFECTED && !FRONTIER) {
+    for (bool reached = kept && classify; reached; ++levels) {
+      if (blockIdx.x == 0 && threadIdx.x == 0) arrivals[(levels + 1) % 3] = 0;
+      reached = dynpr::grid_barrier_or(&arrivals[levels % 3], total, kept_reach(unit, dv));
+    }
+  }
   bool pull = FRONTIER && state->pull;
   bool marks = !pull;  // whether dx holds marks pushed by the iteration before (none before a pull)
   for (int i = 0;; ++i) {
-    const int b = i & 1, slot = i % 3;
+    const int b = i & 1, slot = (levels + i) % 3;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-      const int next = (i + 1) % 3;
+      const int next = (levels + i + 1) % 3;
       work[next] = 0;
       slots[2 * next] = slots[2 * next + 1] = 0.0;
       arrivals[next] = 0;

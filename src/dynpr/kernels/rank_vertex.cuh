@@ -196,6 +196,22 @@ __device__ __forceinline__ double group_sum(double c) {
   }
 }
 
+// Whether any of the G lanes of a vertex has `x` (every lane of the warp, of the
+// block for G = kBlock, must call); valid in every lane.
+template <int G>
+__device__ __forceinline__ bool group_any(bool x) {
+  if constexpr (G == kBlock) {
+    return __syncthreads_or(x);
+  } else if constexpr (G == 32) {
+    return __any_sync(0xffffffffu, x);
+  } else if constexpr (G > 1) {
+    const unsigned group = __ballot_sync(0xffffffffu, x) >> (threadIdx.x % 32 / G * G);
+    return group & ((1u << G) - 1);
+  } else {
+    return x;
+  }
+}
+
 // One vertex v with G lanes (G = 1: thread, 8: sub-warp, 32: warp, kBlock:
 // block); `active` must be uniform over the G lanes, and every lane of the
 // warp (of the block for G = kBlock) must call, active or not.
@@ -315,16 +331,8 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
   double c = 0.0;
   if (compute) c = gather<G, true, FRONTIER, BATCHED>(begin, end, lane, a, announced);
   c = group_sum<G>(c);
-  if (FRONTIER && pull) {  // pull is uniform over the grid, so every lane of the group takes this
-    if constexpr (G == kBlock) {
-      announced = __syncthreads_or(announced);
-    } else if constexpr (G == 32) {
-      announced = __any_sync(0xffffffffu, announced);
-    } else if constexpr (G > 1) {
-      const unsigned group = __ballot_sync(0xffffffffu, announced) >> (threadIdx.x % 32 / G * G);
-      announced = group & ((1u << G) - 1);
-    }
-  }
+  // pull is uniform over the grid, so every lane of the group takes this
+  if (FRONTIER && pull) announced = group_any<G>(announced);
   double change = 0.0;
   int expand = 0;
   if (finisher) {
