@@ -26,8 +26,9 @@ APPROACHES = ("static", "nd", "dt", "df", "dfp")
 STATIC_APPROACHES = ("static", "nd")
 #: Approaches the default relabels hub-first on graphs whose contributions overflow the L2
 #: (dynpr.gpu.classes.Relabel); DF and DF-P then pull from their first iteration, so they read
-#: only the relabelled in-CSR.
-RELABEL_APPROACHES = STATIC_APPROACHES + ("df", "dfp")
+#: only the relabelled in-CSR, and DT searches the out-CSR in the original ids and renames what
+#: it reached.
+RELABEL_APPROACHES = APPROACHES
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def hub_first_order(in_offsets):
 
 
 class Relabel:
-    """Hub-first vertex ids (descending in-degree) for the default's Static, ND, DF and DF-P on large graphs.
+    """Hub-first vertex ids (descending in-degree) for the default's approaches on large graphs.
 
     The pull gathers C[u] at random places of an 8n-byte array; with ids
     sorted by descending degree the hot contributions (hubs) share cache
@@ -58,10 +58,11 @@ class Relabel:
     the same terms in the same order), 1/d and the starting ranks; the
     iterations run on :attr:`graph`, and :meth:`restore` (timed, in
     ``compute_ms``) maps the ranks back. The arrays are allocated here,
-    untimed, so CUDA graphs can be captured on them. None of these
-    approaches reads the out CSR (DF and DF-P pull from the first
-    iteration here), so :attr:`graph` keeps the original one. :attr:`new_id`
-    renames original ids (a batch's).
+    untimed, so CUDA graphs can be captured on them. No iteration reads
+    the out CSR (DF and DF-P pull from the first iteration here; DT
+    searches it in the original ids, then renames what it reached), so
+    :attr:`graph` keeps the original one. :attr:`new_id` renames original
+    ids (a batch's).
 
     Measured on the H100 (one run), Static on R-MAT scale 22:
     46.4 ms without, 38.9 ms with relabelling (2.7 ms of it relabelling;

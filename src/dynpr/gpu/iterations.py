@@ -67,8 +67,9 @@ class IterationLoop:
     expansion : object, optional
         Unfused DF/DF-P only: ``prepare()`` and ``expand(dn, dv, ever, done)``.
     relabel : dynpr.gpu.classes.Relabel, optional
-        Static, ND, DF or DF-P on a relabelled graph: ``g`` is then ``relabel.graph``, and DF/DF-P
-        pull from the first iteration (their initial marking signs the sources' contributions).
+        A relabelled graph: ``g`` is then ``relabel.graph``, DF/DF-P pull from the first
+        iteration (their initial marking signs the sources' contributions), and DT's search
+        runs in the original ids of the out-CSR, its reached set renamed into ``dv``.
     pull_share : float
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
         of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start (the batch sources then
@@ -113,6 +114,8 @@ class IterationLoop:
             # visited flags, two levels' queues, level sizes and the level reached (kernels/dt_bfs.cu)
             self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(2 * n, dtype=cupy.uint32),
                         cupy.zeros(4, dtype=cupy.int32))
+            # the vertices reached, in the original ids of the out-CSR it searches (renamed into dv)
+            self.reached = cupy.zeros(n, dtype=cupy.uint8) if relabel else self.dv
 
     def iteration(self, j: int) -> None:
         """Launch iteration j: it reads buffer j % 2 and writes the other one."""
@@ -160,7 +163,9 @@ class IterationLoop:
         if self.approach == "dt":
             kernel = loader.dt_reachable_kernel()
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
-                g.offsets, g.targets, del_src, del_dst, nd, ins_src, ni, np.int32(n), *self.bfs, self.dv))
+                g.offsets, g.targets, del_src, del_dst, nd, ins_src, ni, np.int32(n), *self.bfs, self.reached))
+            if self.relabel:
+                self.dv[self.relabel.new_id] = self.reached
         elif self.announce:
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
                 *self.sources(), self.contrib[0], self.dv))

@@ -36,11 +36,11 @@ kernels select vertices by degree: no ids, bounds or plan). ``classes`` and
 contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
 
-- ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels (also for ``df``, ``dfp``)
+- ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels (every approach)
   (``relabel``: contributions over half the L2, :func:`dynpr.gpu.classes.relabels`)
   the relabelled in CSR, 1/d and starting ranks, 8(n+1) + 4m + 16n, the
   int64 degrees 8n, int32 new ids 4n and the sort's int64 keys and order 16n:
-  8(n+1) + 4m + 44n.
+  8(n+1) + 4m + 44n; DT also the flags of its search in the original ids, n.
 - ``df``, ``dfp``: ever-affected flags, n; with a fused launch two
   expansion buffers (dx_in, dx_out), 2n; otherwise δN, n, and with
   ``partition="in_out"`` the out-degree partition (int32 flag, scan, ids), 12n.
@@ -170,7 +170,7 @@ def device_bytes_needed(
     if approach == "dt":
         total += 12 * n + 16
     if relabel and design.relabel and approach in RELABEL_APPROACHES:
-        total += 8 * (n + 1) + 4 * m + 44 * n
+        total += 8 * (n + 1) + 4 * m + 44 * n + n * (approach == "dt")
     return total
 
 

@@ -529,8 +529,9 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : ((FRONTIER
       if constexpr (FRONTIER) {
         announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
       } else {  // DT: its search's seeds, each edge's source and a deletion's target (dt_bfs.cu)
-        dv[i < num_del ? del_src[i] : ins_src[i - num_del]] = dynpr::kAffected;
-        if (i < num_del) dv[del_dst[i]] = dynpr::kAffected;
+        const int source = i < num_del ? del_src[i] : ins_src[i - num_del];
+        dv[renamed ? new_id[source] : source] = dynpr::kAffected;
+        if (i < num_del) dv[renamed ? new_id[del_dst[i]] : del_dst[i]] = dynpr::kAffected;
       }
     }
     dynpr::grid_barrier_or(&arrivals[3], gridDim.x, false);
