@@ -123,10 +123,13 @@ class ClassRanks:
     classes in shared memory; with ``persistent`` one cooperative launch
     (``rank_persistent``) runs every iteration of the solve. They take work
     from a device counter with a grid fixed on the host, so no host read sizes
-    them. Otherwise one launch per class (sized from class counts read back)."""
+    them. Otherwise one launch per class (sized from class counts read back).
+    ``degree_offsets``: in-offsets to count the class units from where ``graph``'s
+    are not written yet (a relabelled graph before :meth:`Relabel.prepare`: the
+    original graph's, whose in-degrees are the same, renamed)."""
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc,
-                 fuse, persistent: bool = False):
+                 fuse, persistent: bool = False, degree_offsets=None):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
         self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
         # One class needs no list: every vertex belongs to it.
@@ -160,7 +163,8 @@ class ClassRanks:
             # fewest, does not already rule it out.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
             grid = _fused_grid(cupy, kernels[name], graph, True, self.bounds, 4 * KEPT_ROWS)
-            if -(-graph.n // BLOCK) <= grid and (units := class_units(cupy, graph.in_offsets, self.bounds)) <= grid:
+            degree_offsets = graph.in_offsets if degree_offsets is None else degree_offsets
+            if -(-graph.n // BLOCK) <= grid and (units := class_units(cupy, degree_offsets, self.bounds)) <= grid:
                 self.kept_rows, self.fused_name, self.grid = KEPT_ROWS, name, units
                 prefer_l1(cupy, kernels[name], units, 4 * KEPT_ROWS)
 

@@ -165,7 +165,8 @@ class IterationLoop:
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
                 g.offsets, g.targets, del_src, del_dst, nd, ins_src, ni, np.int32(n), *self.bfs, self.reached))
             if self.relabel:
-                self.dv[self.relabel.new_id] = self.reached
+                self.kernels["rename_flags"](grid_for(n), (BLOCK,), (self.reached, self.relabel.new_id, np.int32(n),
+                                                                     self.dv))
         elif self.announce:
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
                 *self.sources(), self.contrib[0], self.dv))
@@ -200,6 +201,8 @@ class IterationLoop:
             events[0].record()
             if self.relabel:
                 self.relabel.prepare(self.ranks[0])
+                if self.approach == "dt":  # it copies no rank it does not compute: the buffers start equal
+                    self.ranks[1].data.copy_from_device_async(self.ranks[0].data, self.ranks[0].nbytes)
             # The starting contributions come before the marking, which may sign them.
             self.step.prepare((self.ranks[0], *self.contrib) if self.step.prc else None)
             if self.expansion:

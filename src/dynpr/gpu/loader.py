@@ -129,7 +129,7 @@ PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, 
 PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True, keep) for listed, keep in
                              ((True, True), (True, False), (False, False)) for mode in RANK_MODES)
 PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "contributions", "relabel_vertices", "relabel_rows",
-                  "relabel_long_rows", "hold")
+                  "relabel_long_rows", "rename_flags", "hold")
 # The baselines: the partitioned design's kernels, the precomputed-contribution
 # group kernels of every class (the unfused default and partitioned_prc serve
 # every approach) and the plain-gather ones of the pull designs (Static and ND).

@@ -78,7 +78,7 @@ def run_classes(approach: str, g: DeviceGraph, batch, start_ranks,
         g = relabel.graph
     persistent = int(g.sources.size) < design.persistent_below
     step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True,
-                      persistent)
+                      persistent, degree_offsets=relabel.original.in_offsets if relabel else None)
     if pull_share is None:
         pull_share = KEPT_PULL_SHARE if step.kept_rows else PULL_SHARE
     loop = IterationLoop(kernels, cupy, approach, g, batch, start_ranks, options, step, relabel=relabel,

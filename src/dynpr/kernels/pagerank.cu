@@ -644,6 +644,13 @@ extern "C" __global__ void relabel_vertices(const long long* order, int n, const
   new_start[i] = start[v];
 }
 
+// DT's reached set, found in the original ids (its search walks the original out-CSR),
+// renamed into the relabelled ones: dv[rank[v]] = reached[v].
+extern "C" __global__ void rename_flags(const unsigned char* reached, const int* rank, int n, unsigned char* dv) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n) dv[rank[v]] = reached[v];
+}
+
 // Row i of the relabelled in-CSR is row order[i] of the original with every
 // source u renamed rank[u], kept in the original (ascending original id)
 // order, so each vertex adds the same contributions in the same sequence.
