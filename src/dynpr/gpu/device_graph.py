@@ -123,7 +123,8 @@ def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: 
     """Fail with one line before uploading when the run will not fit on the device
     (:func:`dynpr.gpu.memory.check_fits`); nothing to check once every graph is
     uploaded, and graphs already uploaded count as resident. ``graphs`` is the
-    new graph, then (DT in the paper's design) the old one; ``relabel``: the default will relabel it."""
+    new graph, then (DT in the paper's design) the old one; ``relabel``: the
+    default will relabel it."""
     if all(gr in _UPLOADED for gr in graphs):
         return
     graph = graphs[0]
