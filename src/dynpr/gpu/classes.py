@@ -170,9 +170,9 @@ class ClassRanks:
 
     @property
     def prepared_by_solve(self) -> bool:
-        """Whether the solve's launch classifies, writes the starting contributions and announces
-        DF/DF-P's batch sources itself (:meth:`prepare` then does nothing): where blocks keep their
-        units."""
+        """Whether the solve's launch classifies, writes the starting contributions, announces
+        DF/DF-P's batch sources and runs DT's search itself (:meth:`prepare` then does nothing):
+        where blocks keep their units."""
         return self.kept_rows > 0
 
     def prepare(self, contributions=None) -> None:
@@ -215,7 +215,8 @@ class ClassRanks:
         kept units' barrier counters and the prologue's) start zeroed. Where
         ``prepared_by_solve`` the launch first does what :meth:`prepare` and ``mark_sources``
         do elsewhere: ``contributions[0]`` must then start zeroed, and ``sources`` are
-        ``mark_sources``' arguments but the contributions and flags (None: no batch).
+        ``mark_sources``' arguments but the contributions and flags (DF/DF-P announce the
+        sources, DT searches from them; None: no batch).
         Measured on the H100 against those launches of their own (commit 1a91359;
         sx-mathoverflow, temporal, 40 batches, medians, two rounds each): DF-P 0.076-0.080 ->
         0.074 ms at 1e-5, Static 0.266-0.272 -> 0.262-0.267 ms; CollegeMsg Static 0.186 ->

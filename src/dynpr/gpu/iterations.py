@@ -106,6 +106,8 @@ class IterationLoop:
             pull_share = 0.0  # only the in-CSR is relabelled: no push expansion
         self.pull_edges = np.float64(pull_share * int(g.sources.size) if pull_share > 0 else -1.0)
         self.announce = self.fused and self.frontier and pull_share == 0
+        # whether a solve's launch that prepares itself takes the batch (DF/DF-P announce it, DT searches)
+        self.batch_to_solve = self.announce or approach == "dt"
         if self.announce:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
@@ -139,7 +141,7 @@ class IterationLoop:
         sources DF/DF-P announce, where they pull from the start, or from which DT searches, and
         whether and how to rename them (del_src, del_dst, deletions, ins_src, insertions,
         renamed, new_id); else None."""
-        if not (self.announce or self.approach == "dt"):
+        if not self.batch_to_solve:
             return None
         del_src, del_dst, ins_src = self.edges
         new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
@@ -149,8 +151,7 @@ class IterationLoop:
     def marks(self) -> bool:
         """Whether :meth:`mark` launches anything: not where the solve's launch announces the
         batch sources or runs DT's search (``step.prepared_by_solve``)."""
-        by_solve = (self.announce or self.approach == "dt") and self.step.prepared_by_solve
-        return MODES[self.approach][0] and not by_solve
+        return MODES[self.approach][0] and not (self.batch_to_solve and self.step.prepared_by_solve)
 
     def mark(self) -> None:
         """The affected set before the first iteration: DT's BFS (one cooperative launch; it

@@ -90,17 +90,25 @@ __device__ __forceinline__ void start_contribution(int v, const double* R, const
 }
 
 // Batch edge i of DF/DF-P's initial marking where they pull from the first
-// iteration (a relabelled graph, or blocks that keep their units): its source
-// announces itself as expanded in the sign of its starting contribution C
-// (which its out-neighbours, itself included through its self-loop, read in
-// their first gather: what marking them does), and the target of a deletion
-// is marked affected. With `renamed` the batch has the original ids, which
+// iteration (a relabelled graph, or blocks that keep their units), SIGN: its
+// source announces itself as expanded in the sign of its starting
+// contribution C (which its out-neighbours, itself included through its
+// self-loop, read in their first gather: what marking them does). Without
+// SIGN (DT's search in the solve) the source is flagged affected instead, a
+// seed of the search (dt_bfs.cu). Either way the target of a deletion is
+// marked affected. With `renamed` the batch has the original ids, which
 // new_id renames (else new_id is not read).
+template <bool SIGN>
 __device__ __forceinline__ void announce_source(long long i, const int* del_src, const int* del_dst, int num_del,
                                                 const int* ins_src, int renamed, const int* new_id, double* C,
                                                 unsigned char* dv) {
-  const int source = i < num_del ? del_src[i] : ins_src[i - num_del];
-  atomicOr(reinterpret_cast<unsigned long long*>(C + (renamed ? new_id[source] : source)), 1ull << 63);
+  int source = i < num_del ? del_src[i] : ins_src[i - num_del];
+  source = renamed ? new_id[source] : source;
+  if constexpr (SIGN) {
+    atomicOr(reinterpret_cast<unsigned long long*>(C + source), 1ull << 63);
+  } else {
+    dv[source] = dynpr::kAffected;
+  }
   if (i < num_del) dv[renamed ? new_id[del_dst[i]] : del_dst[i]] = dynpr::kAffected;
 }
 
@@ -163,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(kBlock) mark_frontier(
 extern "C" __global__ void mark_sources(const int* del_src, const int* del_dst, int num_del, const int* ins_src,
                                         int num_ins, int renamed, const int* new_id, double* C, unsigned char* dv) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < num_del + num_ins) announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C, dv);
+  if (i < num_del + num_ins) announce_source<true>(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C, dv);
 }
 
 // The iteration's bookkeeping (see finish_iteration) done by the last block
@@ -525,15 +533,8 @@ __global__ void __launch_bounds__(kBlock, KEEP ? (AFFECTED ? 3 : 4) : ((FRONTIER
       if (first + threadIdx.x < n) start_contribution(first + threadIdx.x, R0, inv_degree, C0, C1, FRONTIER && edges);
       classify_chunk(first, in_offsets, n, bounds, kMaxClasses, plan, ids);
     }
-    for (long long i = blockIdx.x * kBlock + threadIdx.x; i < edges; i += gridDim.x * kBlock) {
-      if constexpr (FRONTIER) {
-        announce_source(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
-      } else {  // DT: its search's seeds, each edge's source and a deletion's target (dt_bfs.cu)
-        const int source = i < num_del ? del_src[i] : ins_src[i - num_del];
-        dv[renamed ? new_id[source] : source] = dynpr::kAffected;
-        if (i < num_del) dv[renamed ? new_id[del_dst[i]] : del_dst[i]] = dynpr::kAffected;
-      }
-    }
+    for (long long i = blockIdx.x * kBlock + threadIdx.x; i < edges; i += gridDim.x * kBlock)
+      announce_source<FRONTIER>(i, del_src, del_dst, num_del, ins_src, renamed, new_id, C0, dv);
     dynpr::grid_barrier_or(&arrivals[3], gridDim.x, false);
     __shared__ ClassPlan own;  // every block lays the units out itself: no last block to wait for
     if (threadIdx.x == 0) {
