@@ -27,6 +27,7 @@ import numpy as np
 
 from dynpr.errors import BatchError, GraphError, InputError
 from dynpr.graph import MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, Graph, array_module
+from dynpr.npz_files import load_members
 
 if TYPE_CHECKING:
     from dynpr.batches import Batch
@@ -214,7 +215,8 @@ def check_graph(graph: Graph, what: str = "graph") -> Graph:
 
 
 def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, with one-line errors naming the file.
+    """Every array of an ``.npz`` file (large ones memory-mapped read-only,
+    :func:`dynpr.npz_files.load_members`), with one-line errors naming the file.
 
     Raises
     ------
@@ -228,8 +230,7 @@ def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
             magic = fh.read(4)
         if magic[:2] != b"PK":  # np.load would try to unpickle it, and say so
             raise InputError(f"{path}: not a {what}: not an .npz (zip) file, it starts with {magic!r}")
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+        return load_members(path)  # large members memory-mapped: no copy of a graph before its checks
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such {what}") from None
     except IsADirectoryError:
