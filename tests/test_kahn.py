@@ -96,3 +96,31 @@ def test_gpu_without_device_is_an_error():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError):
         kahn(Graph.from_edges([0], [1], 2), backend="gpu")
+
+
+def _loops_here_and_there(seed=3, n=200, m=1500):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    return Graph.from_edges(src, dst, n, self_loops=False), src, dst
+
+
+def test_without_self_loops_splices_out_exactly_the_loops():
+    for graph in (_loops_here_and_there()[0], Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), 6)):
+        src, dst = graph.edges()
+        keep = src != dst
+        want = Graph.from_edges(src[keep], dst[keep], graph.num_vertices, self_loops=False)
+        got = graph.without_self_loops()
+        for name in ("offsets", "targets", "in_offsets", "sources"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+@pytest.mark.gpu
+def test_without_self_loops_on_the_device_gives_the_hosts_arrays():
+    cupy = pytest.importorskip("cupy")
+    from dynpr.gpu.resident import to_resident
+
+    graph = _loops_here_and_there(seed=5)[0]
+    host, device = graph.without_self_loops(), to_resident(graph).without_self_loops()
+    for name in ("offsets", "targets", "in_offsets", "sources"):
+        assert isinstance(getattr(device, name), cupy.ndarray)
+        assert np.array_equal(cupy.asnumpy(getattr(device, name)), getattr(host, name)), name

@@ -540,10 +540,20 @@ class Graph:
         return pos
 
     def without_self_loops(self) -> "Graph":
-        """The same graph with every self-loop removed."""
-        src, dst = self.edges()
-        keep = src != dst
-        return Graph.from_edges(src[keep], dst[keep], self.num_vertices, self_loops=False)
+        """The same graph with every self-loop removed, where the graph is (host or device).
+
+        Both sides are spliced (:func:`splice_csr`): beside the new graph, scratch of a
+        piece of the CSR and a few vertex-sized arrays, never an array of all edge keys.
+        """
+        xp = array_module(self.targets)
+        v = xp.arange(self.num_vertices, dtype=np.int64)
+        none = xp.empty(0, dtype=np.int64)
+        out_found, out_pos = self.find_edges(v, v)
+        offsets, targets = splice_csr(self.offsets, self.targets, out_pos[out_found], none, none)
+        del out_found, out_pos
+        in_found, in_pos = self.find_in_edges(v, v)
+        in_offsets, sources = splice_csr(self.in_offsets, self.sources, in_pos[in_found], none, none)
+        return Graph(offsets, targets, in_offsets, sources, self.vertex_ids)
 
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
         """Write the graph (its ``vertex_ids`` too, and any extra arrays) to an ``.npz`` file atomically,
