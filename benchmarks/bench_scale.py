@@ -55,30 +55,9 @@ SEED = 1  # the catalog's R-MAT seed
 BATCH_SEED = 42  # the config's seed
 
 
-class _GpuPeak:
-    """Peak bytes in use in CuPy's default pool, through an allocator that records it."""
-
-    def __init__(self):
-        import cupy
-
-        self.cupy = cupy
-        self.pool = cupy.get_default_memory_pool()
-        self.peak = 0
-
-        def malloc(size):
-            memory = self.pool.malloc(size)
-            self.peak = max(self.peak, self.pool.used_bytes())
-            return memory
-
-        cupy.cuda.set_allocator(malloc)
-
-    def reset(self) -> None:
-        self.pool.free_all_blocks()
-        self.peak = self.pool.used_bytes()
-
-    def fields(self) -> dict:
-        free, total = self.cupy.cuda.runtime.memGetInfo()
-        return {"peak_gpu_pool_gib": self.peak / GIB, "gpu_in_use_gib": (total - free) / GIB}
+def _gpu_fields(gpu) -> dict:
+    free, total = gpu.cupy.cuda.runtime.memGetInfo()
+    return {"peak_gpu_pool_gib": gpu.peak / GIB, "gpu_in_use_gib": (total - free) / GIB}
 
 
 def _die_with_parent() -> None:
@@ -99,11 +78,12 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
     from dynpr.pagerank import reference, static, update
     from dynpr.pagerank.options import PageRankOptions
     from dynpr.rmat import GRAPH500_ABC, generation_backend, rmat_graph
+    from dynpr.gpu.memory import PoolPeak
 
     scale, _, factor = spec.partition("x")
     scale, factor = int(scale), int(factor or 16)
     name = f"rmat-{scale}" + ("" if factor == 16 else f"-ef{factor}")
-    gpu = _GpuPeak() if backend == "gpu" else None
+    gpu = PoolPeak() if backend == "gpu" else None
     rows: list[dict] = []
     common = {"graph": name, "scale": scale, "edge_factor": factor, "backend": backend,
               "device": device_name(backend), "host": device_name("cpu")}
@@ -129,7 +109,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
         if gpu:
             gpu.cupy.cuda.Device().synchronize()
         record({**common, "stage": label, "wall_s": time.perf_counter() - t0, "peak_rss_gib": peak_rss_gib(),
-                **(gpu.fields() if gpu else {}), **fields, **extra})
+                **(_gpu_fields(gpu) if gpu else {}), **fields, **extra})
 
     options = PageRankOptions()
     if gpu:

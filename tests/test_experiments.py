@@ -106,9 +106,14 @@ def test_random_rows_start_every_approach_from_the_base_ranks():
                 assert got["iterations"] == res.iterations and got["affected"] == res.affected
                 assert got["l1_error"] == pytest.approx(l1_error(res.ranks, ref), rel=1e-12)
                 assert (got["deletions"], got["insertions"]) == (b.deletions, b.insertions)
-    # one progress line per approach and batch, naming dataset, approach, fraction, batch i/N and ms
-    assert len(logged) == 15
+    # one progress line per approach and batch, naming dataset, approach, fraction, batch i/N and ms,
+    # then one per batch saying where its time went
+    assert len(logged) == 15 + 3
     assert logged[0].startswith("r static fraction=0.01 batch 1/2: ") and " ms" in logged[0]
+    where = [line for line in logged if "reference" in line]
+    assert len(where) == 3 and where[0].startswith("r fraction=0.01 batch 1/2: load ")
+    for step in ("apply", "runs", "timed PageRank", "reference", "score"):
+        assert all(f"{step} " in line for line in where)
 
 
 def test_unknown_experiment_is_an_error():
@@ -133,3 +138,62 @@ def test_options_from_config_passes_known_keys_only():
     opts, ref_tol = experiments.options_from_config({"alpha": 0.5, "tolerance": 1e-8, "reference_tolerance": 1e-50})
     assert opts.alpha == 0.5 and opts.tolerance == 1e-8 and opts.prune_tolerance == 1e-6
     assert ref_tol == 1e-50
+
+
+def _files(tmp_path):
+    from dynpr.batches import write_batches
+
+    rng = np.random.default_rng(11)
+    graph = random_graph(seed=9)
+    graph.save(tmp_path / "g.npz")
+    batches = {1e-2: [mixed(graph, 4, 1, rng)], 1e-1: [mixed(graph, 12, 3, rng)]}
+    paths = {}
+    for f, seq in batches.items():
+        paths[f] = tmp_path / f"random_{f:g}.npz"
+        write_batches(paths[f], seq, made_for=graph, experiment="random")
+    return graph, batches, paths
+
+
+TIMING = ["time_ms", "partition_ms", "mark_ms", "compute_ms", "timestamp"]
+
+
+def test_run_dataset_from_files_equals_run_batches_then_kahn(tmp_path):
+    graph, batches, paths = _files(tmp_path)
+    logged = []
+    got = to_frame(experiments.run_dataset("random", "r", tmp_path / "g.npz", paths, APPROACHES, OPTIONS,
+                                           backend="cpu", commit="c", log=logged.append))
+    want = to_frame(experiments.run_batches("random", "r", graph, batches, APPROACHES, OPTIONS, backend="cpu",
+                                            commit="c") + experiments.run_kahn("r", graph, backend="cpu", commit="c"))
+    assert got.drop(columns=TIMING).equals(want.drop(columns=TIMING))
+    assert any(line.startswith("r: graph 40 vertices") and "loaded and checked" in line for line in logged)
+
+
+def test_run_dataset_refuses_a_batch_file_before_any_run(tmp_path):
+    from dynpr.batches import write_batches
+    from dynpr.errors import BatchError
+
+    graph, batches, paths = _files(tmp_path)
+    write_batches(paths[1e-1], batches[1e-1], made_for=random_graph(seed=10), experiment="random")
+    logged = []
+    with pytest.raises(BatchError, match="made for a graph"):
+        experiments.run_dataset("random", "r", tmp_path / "g.npz", paths, APPROACHES, OPTIONS, backend="cpu",
+                                commit="c", log=logged.append)
+    assert logged == []  # refused while checking the files, before the first run
+
+
+@pytest.mark.gpu
+def test_run_dataset_on_the_gpu_plans_uploads_and_matches_the_cpu(tmp_path):
+    pytest.importorskip("cupy")
+    _graph, _batches, paths = _files(tmp_path)
+    logged = []
+    gpu = to_frame(experiments.run_dataset("random", "r", tmp_path / "g.npz", paths, APPROACHES, OPTIONS,
+                                           backend="gpu", commit="c", log=logged.append))
+    cpu = to_frame(experiments.run_dataset("random", "r", tmp_path / "g.npz", paths, APPROACHES, OPTIONS,
+                                           backend="cpu", commit="c"))
+    assert list(gpu["approach"]) == list(cpu["approach"]) and set(gpu["backend"]) == {"gpu"}
+    assert np.allclose(gpu["l1_error"], cpu["l1_error"], rtol=0.5, atol=1e-9, equal_nan=True)
+    kahn = gpu[gpu.approach == "kahn"].iloc[0], cpu[cpu.approach == "kahn"].iloc[0]
+    assert (kahn[0]["iterations"], kahn[0]["affected"]) == (kahn[1]["iterations"], kahn[1]["affected"])
+    assert any("GPU memory plan: graphs" in line for line in logged)
+    assert any("host copy dropped" in line for line in logged)
+    assert sum("GPU pool peak" in line for line in logged) == 2  # one per batch

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dynpr.graph import Graph
-from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, check_fits, device_bytes_needed
+from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, MODEL_APPROACHES, check_fits, device_bytes_needed
 
 
 def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
@@ -233,3 +233,24 @@ def test_kept_launch_sizes_from_registers_shared_memory_and_units():
     assert kernel.preferred_shared_memory_carveout == 23
     prefer_l1(_FakeCupy, kernel, 20 * 132, kept_rows)
     assert kernel.preferred_shared_memory_carveout == 100
+
+
+def test_experiment_plan_refuses_in_one_line_naming_its_items():
+    from dynpr.errors import DeviceMemoryError, EXIT_RESOURCE
+    from dynpr.gpu.memory import check_experiment_fits, experiment_device_bytes
+    from dynpr.pagerank.options import PageRankOptions
+
+    n, m, b = 1 << 26, 2_170_949_635, 217_000_000  # rmat-26-ef32 at its 0.1 batch
+    plan = experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), relabel=True)
+    assert plan["peak"] == plan["graphs"] + 8 * b + plan["ranks"] + max(plan["apply"], plan["run"])
+    text = check_experiment_fits(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), free_bytes=plan["peak"] + (1 << 30))
+    assert "graphs " in text and "peak " in text
+    with pytest.raises(DeviceMemoryError) as refused:
+        check_experiment_fits(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), free_bytes=40 << 30)
+    message = str(refused.value)
+    assert "\n" not in message and "needs" in message and "40.00 GiB free" in message and "apply" in message
+    assert refused.value.exit_code == EXIT_RESOURCE and isinstance(refused.value, MemoryError)
+    # the temporal experiment keeps the previous batch's graph too; a larger batch needs more
+    assert experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), temporal=True)["peak"] > plan["peak"]
+    assert experiment_device_bytes(n, m, 2 * b, MODEL_APPROACHES[:5], PageRankOptions())["peak"] > \
+        experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions())["peak"]

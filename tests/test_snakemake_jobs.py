@@ -26,3 +26,15 @@ def test_read_input_names_the_file_and_the_fix(tmp_path):
     bad.write_text("garbage")
     with pytest.raises(ValueError, match=r"temporal_0.001.npz: cannot be read .*delete it and rerun snakemake"):
         jobs.read_input(bad, read_batches)
+
+
+def test_cupy_out_of_memory_becomes_one_line_saying_what_to_change(tmp_path, capsys):
+    OutOfMemoryError = type("OutOfMemoryError", (MemoryError,), {"__module__": "cupy.cuda.memory"})
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit):
+        with jobs.script_errors("run_experiment", "rmat-26", log):
+            raise OutOfMemoryError("Out of memory allocating 1,346,458,112 bytes\n(allocated so far: 83 GB)")
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and line.startswith("dynpr: run_experiment for rmat-26: the GPU ran out of memory (")
+    assert "1,346,458,112 bytes (allocated so far: 83 GB)" in line and "largest batch fractions" in line
+    assert "Traceback" in log.read_text()  # the traceback goes to the job's log only

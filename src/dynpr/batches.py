@@ -643,6 +643,18 @@ def read_batch_params(path: str | Path) -> dict:
     return {k[len("param_"):]: v.item() for k, v in read_npz(path, "batch file").items() if k.startswith("param_")}
 
 
+def batch_file_edges(path: str | Path) -> int:
+    """Deletions plus insertions of the largest batch of a batch file, from its pointers alone (the
+    edge arrays stay unread: what a run must plan device memory for before reading them)."""
+    data = read_npz(path, "batch file")
+    if any(name not in data for name in _POINTERS):
+        raise BatchError(f"{path}: not a batch file (missing {', '.join(n for n in _POINTERS if n not in data)})")
+    del_ptr, ins_ptr = (np.asarray(data[name], dtype=np.int64) for name in _POINTERS)
+    if del_ptr.shape != ins_ptr.shape or del_ptr.size < 2:
+        raise BatchError(f"{path}: del_ptr and ins_ptr must have one entry per batch plus one")
+    return int((np.diff(del_ptr) + np.diff(ins_ptr)).max())
+
+
 # --------------------------------------------------------------------------- applying a batch
 
 

@@ -81,6 +81,10 @@ class NoGpuError(ResourceError):
     """The GPU backend was asked for but CuPy or a CUDA device is missing."""
 
 
+class DeviceMemoryError(ResourceError, MemoryError):
+    """The GPU has too little memory for a run, said before allocating (or after CuPy ran out)."""
+
+
 class DownloadError(ResourceError):
     """A download that failed; the message names the URL or file and the fix."""
 

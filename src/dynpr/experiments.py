@@ -18,20 +18,25 @@ updated graph.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from typing import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
 from dynpr.backend import resolve_backend
-from dynpr.batches import Batch, apply_batch
+from dynpr.batches import Batch, apply_batch, batch_file_edges, read_batch_params, read_batches
 from dynpr.designs import REFERENCE_TOLERANCE
 from dynpr.graph import Graph
+from dynpr.hostmem import GIB
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp
-from dynpr.snakemake_jobs import Log, fraction_label, no_log
+from dynpr.snakemake_jobs import Log, fraction_label, no_log, read_input
 
 
 def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
@@ -74,23 +79,28 @@ def _warm_up(approaches, old, new, batch, ranks, options, backend) -> None:
 
 
 def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, options, *, backend, repeat,
-                   reference_tolerance, fraction, index, count, commit, log) -> tuple[list[dict], dict]:
+                   reference_tolerance, fraction, index, count, commit, log, clock) -> tuple[list[dict], dict]:
     """Every approach on one batch, ``repeat`` timed runs each, scored against one reference.
 
     ``previous`` maps each approach to the ranks it starts from; the returned
     mapping holds the ranks each approach ended with (the last repeat's). Static
     runs first, and the reference goes on from its ranks (:func:`dynpr.pagerank.reference`).
+    ``clock`` (a :class:`Stopwatch`) gathers the wall time of runs, reference and scoring.
     """
     ref = None
     rows, final = [], {}
     for approach in sorted(approaches, key=lambda a: a != "static"):  # stable: the others keep their order
-        results = [update(approach, old, new, batch, previous[approach], options, backend=backend)
-                   for _ in range(repeat)]
+        with clock("runs"):
+            results = [update(approach, old, new, batch, previous[approach], options, backend=backend)
+                       for _ in range(repeat)]
+        clock.add("timed", sum(res.time_ms for res in results) / 1e3)
         if ref is None:
-            ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
-                            max_iterations=options.max_iterations,
-                            static_result=results[-1] if approach == "static" else None)
-        errors = [l1_error(res.ranks, ref) for res in results]
+            with clock("reference"):
+                ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
+                                max_iterations=options.max_iterations,
+                                static_result=results[-1] if approach == "static" else None)
+        with clock("score"):
+            errors = [l1_error(res.ranks, ref) for res in results]
         for r, (res, err) in enumerate(zip(results, errors)):
             rows.append(_row(dataset, experiment, res, fraction=fraction, batch_index=index, repeat=r,
                              batch=batch, graph=new, error=err, commit=commit))
@@ -134,7 +144,8 @@ def run_batches(
         The base graph (temporal: first ``base_fraction`` of the temporal edges,
         self-loops on all vertices) or the full prepared graph (random).
     batches : mapping of float to sequence of Batch
-        Per batch fraction, the consecutive (temporal) or independent (random) batches.
+        Per batch fraction, the consecutive (temporal) or independent (random) batches;
+        read fraction by fraction (:class:`BatchFiles` reads each file only then).
     approaches : sequence of str
         Approach codes (``static nd dt df dfp``).
     options : PageRankOptions, optional
@@ -173,23 +184,163 @@ def run_batches(
     base_ranks = static(graph, options, backend=backend).ranks
     rows: list[dict] = []
     warmed = False
-    for fraction, sequence in batches.items():
+    pool = None
+    if backend == "gpu":
+        from dynpr.gpu.memory import PoolPeak
+
+        pool = PoolPeak()
+    for fraction in batches:
+        if pool:
+            pool.reset()  # the pool's cached blocks of the previous fraction's graphs go back to the device
+        clock = Stopwatch()
+        with clock("load"):
+            sequence = batches[fraction]  # a lazy mapping reads the fraction's file here
         old, previous = graph, {a: base_ranks for a in approaches}
         for i, batch in enumerate(sequence):
-            if backend == "gpu":
-                batch = to_resident_batch(batch)  # one upload for the apply and every approach
-            new = apply_batch(old, batch)
+            with clock("apply"):
+                if backend == "gpu":
+                    batch = to_resident_batch(batch)  # one upload for the apply and every approach
+                new = apply_batch(old, batch)
             if not warmed:
-                _warm_up(approaches, old, new, batch, base_ranks, options, backend)
+                with clock("warm-up"):
+                    _warm_up(approaches, old, new, batch, base_ranks, options, backend)
                 warmed = True
             batch_rows, final = _measure_batch(
                 dataset, experiment, approaches, old, new, batch, previous, options, backend=backend,
                 repeat=repeat, reference_tolerance=reference_tolerance, fraction=fraction, index=i,
-                count=len(sequence), commit=commit, log=log)
+                count=len(sequence), commit=commit, log=log, clock=clock)
             rows += batch_rows
+            log(f"{dataset} fraction={fraction_label(fraction)} batch {i + 1}/{len(sequence)}: {clock.report()}"
+                + (f"; {pool.line()}" if pool else ""))
+            clock.clear()
             if experiment == "temporal":
                 old, previous = new, final
+            # the next batch's graph is built before this one is dropped otherwise: two new graphs at once
+            del new, final, batch_rows
+        del sequence, old, previous
     return rows
+
+
+class Stopwatch:
+    """Wall seconds per named step of a batch, for the run log (where a batch's time goes)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, step: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(step, time.perf_counter() - start)
+
+    def add(self, step: str, seconds: float) -> None:
+        self.seconds[step] = self.seconds.get(step, 0.0) + seconds
+
+    def clear(self) -> None:
+        self.seconds.clear()
+
+    def report(self) -> str:
+        """``load 0.01 s, apply 0.20 s, runs 1.31 s (timed 0.93 s), ...`` in the order the steps came."""
+        parts = [f"{step} {sec:.2f} s" for step, sec in self.seconds.items() if step != "timed"]
+        if "timed" in self.seconds:
+            parts = [p + f" (timed PageRank {self.seconds['timed']:.2f} s)" if p.startswith("runs ") else p
+                     for p in parts]
+        return ", ".join(parts)
+
+
+
+
+class BatchFiles(Mapping):
+    """Batch files by fraction, each read when its fraction comes (one fraction's batches in memory
+    at a time: at fraction 0.1 of a billion-edge graph a file holds a hundred million edges)."""
+
+    def __init__(self, paths: Mapping[float, str | Path]):
+        self.paths = dict(paths)
+
+    def __getitem__(self, fraction: float) -> list[Batch]:
+        return read_input(self.paths[fraction], read_batches)
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def run_dataset(
+    experiment: str,
+    dataset: str,
+    graph_path: str | Path,
+    batch_paths: Mapping[float, str | Path],
+    approaches: Sequence[str],
+    options: PageRankOptions | None = None,
+    *,
+    base_path: str | Path | None = None,
+    backend: str = "auto",
+    reference_tolerance: float = REFERENCE_TOLERANCE,
+    repeat: int = 1,
+    log: Log = no_log,
+    commit: str | None = None,
+) -> list[dict]:
+    """One dataset's experiment from its files, as the workflow's ``run_experiment`` runs it.
+
+    The prepared graph is memory-mapped and checked (:meth:`Graph.load`); every batch
+    file is checked against the graph it was made for before any run. With the GPU
+    backend the experiment's device memory is planned first
+    (:func:`dynpr.gpu.memory.check_experiment_fits`, one line when it does not fit),
+    the graph is uploaded and its host copy dropped, so the host holds one copy of
+    the graph at most, and only while it loads. Then :func:`run_batches` and
+    :func:`run_kahn` on the full graph.
+
+    Parameters
+    ----------
+    experiment, dataset, approaches, options, backend, reference_tolerance, repeat, log, commit
+        As for :func:`run_batches`.
+    graph_path : path
+        The prepared graph (``results/graphs/{dataset}.npz``).
+    batch_paths : mapping of float to path
+        Batch file of each fraction, in run order.
+    base_path : path, optional
+        The temporal experiment's base graph (``temporal_base.npz``).
+
+    Returns
+    -------
+    list of dict
+        :func:`run_batches`' rows, then :func:`run_kahn`'s.
+    """
+    from dynpr.validate import check_made_for
+
+    options = options or PageRankOptions()
+    backend = resolve_backend(backend)
+    commit = commit if commit is not None else git_commit()
+    started = time.perf_counter()
+    graph = read_input(graph_path, Graph.load)
+    start = read_input(base_path, Graph.load) if experiment == "temporal" else graph
+    largest_batch = 0
+    for path in batch_paths.values():
+        params = read_input(path, read_batch_params)
+        # a batch file made for another graph (a stale or copied file) is refused, not applied
+        check_made_for(path, params, start, str(base_path if experiment == "temporal" else graph_path))
+        largest_batch = max(largest_batch, batch_file_edges(path))
+    log(f"{dataset}: graph {graph.num_vertices} vertices, {graph.num_edges} edges "
+        f"({graph.nbytes / GIB:.2f} GiB) loaded and checked in {time.perf_counter() - started:.1f} s")
+    if backend == "gpu":
+        from dynpr.gpu.memory import check_experiment_fits
+        from dynpr.gpu.resident import to_resident
+
+        plan = check_experiment_fits(start.num_vertices, max(start.num_edges, graph.num_edges), largest_batch,
+                                     approaches, options, repeat=repeat, temporal=experiment == "temporal")
+        log(f"{dataset}: GPU memory plan: {plan}")
+        uploading = time.perf_counter()
+        start = to_resident(start)
+        graph = to_resident(graph) if experiment == "temporal" else start
+        log(f"{dataset}: uploaded in {time.perf_counter() - uploading:.1f} s; host copy dropped")
+    rows = run_batches(experiment, dataset, start, BatchFiles(batch_paths), approaches, options, backend=backend,
+                       reference_tolerance=reference_tolerance, repeat=repeat, log=log, commit=commit)
+    del start
+    return rows + run_kahn(dataset, graph, backend=backend, repeat=repeat, log=log, commit=commit)
 
 
 def run_kahn(

@@ -64,7 +64,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     try:
         yield log
     except Exception as exc:  # every failure becomes one line for the user
-        line = f"dynpr: {rule} for {target}: {type(exc).__name__}: {exc}"
+        line = f"dynpr: {rule} for {target}: {describe(exc)}"
         if handle:
             handle.write(traceback.format_exc())
         log(line)
@@ -73,6 +73,16 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     finally:
         if handle:
             handle.close()
+
+
+def describe(exc: BaseException) -> str:
+    """``<type>: <message>`` of a job's failure on one line; CuPy running out of device memory (after the
+    job's own plan let it start) is said as such, with what to change."""
+    message = " ".join(str(exc).split())
+    if type(exc).__name__ == "OutOfMemoryError" and type(exc).__module__.startswith("cupy"):
+        return (f"the GPU ran out of memory ({message}): leave out the largest batch fractions or use a GPU "
+                "with more memory (the job's log has the plan and the traceback)")
+    return f"{type(exc).__name__}: {message}"
 
 
 def fraction_label(fraction: float) -> str:

@@ -229,3 +229,128 @@ def check_fits(
             f"{num_vertices} vertices, {num_edges} edges): use a GPU with more memory or --backend cpu"
         )
     return needed
+
+
+def experiment_device_bytes(
+    num_vertices: int,
+    num_edges: int,
+    batch_edges: int,
+    approaches,
+    options,
+    *,
+    repeat: int = 1,
+    temporal: bool = False,
+    relabel: bool = False,
+) -> dict[str, int]:
+    """Device bytes of :func:`dynpr.experiments.run_batches` at its largest batch, item by item.
+
+    The experiment keeps the base graph resident (with 1/d), builds each batch's new
+    graph beside it (:func:`dynpr.batches.apply_batch` on the device: the new CSR and
+    transpose, splicing's scratch of a piece and the batch's sorts), and then runs every
+    approach on it, keeping the base ranks, each approach's last ranks, the ``repeat``
+    results of the approach running, and the reference. The temporal experiment keeps the
+    previous batch's graph too. Peak = the larger of the apply and the run phase.
+
+    Parameters
+    ----------
+    num_vertices, num_edges : int
+        n and m of the base graph (self-loops included).
+    batch_edges : int
+        Deletions plus insertions of the largest batch.
+    approaches : sequence of str
+    options : PageRankOptions
+    repeat : int
+        Timed runs per approach and batch (their results are kept until scored).
+    temporal : bool
+        The temporal experiment (batches applied one after another).
+    relabel : bool
+        Whether the default relabels a graph of n vertices on this device.
+
+    Returns
+    -------
+    dict of str to int
+        ``graphs``, ``apply``, ``ranks``, ``run`` (the largest approach's own buffers
+        beyond the graph) and ``peak``.
+    """
+    n, m, b = int(num_vertices), int(num_edges), int(batch_edges)
+    graph = 16 * (n + 1) + 8 * m + 8 * n  # CSR, transpose, 1/d
+    new_graph = 16 * (n + 1) + 8 * (m + b) + 8 * n
+    graphs = graph + new_graph + (new_graph if temporal else 0)
+    # splice: one byte per new entry, ~7 per entry of a piece (an eighth of the edges); batch sorts and searches
+    apply = (m + b) + 7 * -(-m // 8) + 64 * b
+    count = len(approaches)
+    ranks = 8 * n * (1 + (count if temporal else 0) + count + int(repeat) + 1)
+    run = 0
+    for approach in approaches:
+        need = device_bytes_needed(n, m + b, approach, batch_edges=b, partition=options.partition,
+                                   max_iterations=options.max_iterations, variant=options.variant or "classes",
+                                   relabel=relabel)
+        run = max(run, need - (16 * (n + 1) + 8 * (m + b) + 16 * n))  # its graph is the resident new one
+    peak = graphs + 8 * b + ranks + max(apply, run)
+    return {"graphs": graphs, "apply": apply, "ranks": ranks, "run": run, "peak": peak}
+
+
+def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, approaches, options, *,
+                          repeat: int = 1, temporal: bool = False, free_bytes: int | None = None,
+                          reserve_bytes: int = DEFAULT_RESERVE_BYTES) -> str:
+    """Refuse, before the graph is uploaded, an experiment whose largest batch will not fit the GPU.
+
+    Returns
+    -------
+    str
+        The plan, item by item in GiB, for the run log.
+
+    Raises
+    ------
+    dynpr.errors.DeviceMemoryError
+        One line naming the plan's items, the peak and the free memory.
+    """
+    from dynpr.errors import DeviceMemoryError
+    from dynpr.gpu.classes import relabels
+
+    if free_bytes is None:
+        free_bytes = free_device_bytes()
+        import cupy
+
+        l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
+    else:
+        l2_bytes = 50 << 20
+    plan = experiment_device_bytes(num_vertices, num_edges, batch_edges, approaches, options, repeat=repeat,
+                                   temporal=temporal, relabel=relabels(num_vertices, l2_bytes))
+    text = ", ".join(f"{item} {size / GIB:.2f} GiB" for item, size in plan.items())
+    if plan["peak"] + reserve_bytes > free_bytes:
+        raise DeviceMemoryError(
+            f"the experiment needs {plan['peak'] / GIB:.2f} GiB on the GPU at its largest batch "
+            f"({batch_edges} edges on {num_vertices} vertices, {num_edges} edges; {text}), the device has "
+            f"{free_bytes / GIB:.2f} GiB free: leave out the largest batch fractions or use a GPU with more memory")
+    return text
+
+
+class PoolPeak:
+    """Peak bytes in use in CuPy's default pool, through an allocator that records each allocation
+    (one Python call per ``malloc``; CuPy keeps no peak of its own). Installed on creation."""
+
+    def __init__(self):
+        import cupy
+
+        self.cupy = cupy
+        self.pool = cupy.get_default_memory_pool()
+        self.peak = self.pool.used_bytes()
+
+        def malloc(size):
+            memory = self.pool.malloc(size)
+            self.peak = max(self.peak, self.pool.used_bytes())
+            return memory
+
+        cupy.cuda.set_allocator(malloc)
+
+    def reset(self) -> None:
+        """Give the pool's unused blocks back to the device and restart the peak from what is in use."""
+        self.pool.free_all_blocks()
+        self.peak = self.pool.used_bytes()
+
+    def line(self) -> str:
+        """``GPU pool peak X GiB, Y GiB in use, device Z of T GiB free`` for a log line."""
+        free, total = self.cupy.cuda.runtime.memGetInfo()
+        return (f"GPU pool peak {self.peak / GIB:.2f} GiB, {self.pool.used_bytes() / GIB:.2f} GiB in use, "
+                f"device {free / GIB:.2f} of {total / GIB:.2f} GiB free")
