@@ -167,3 +167,26 @@ def test_workflow_dry_run_gives_every_gpu_job_one_gpu():
     # The benchmark tables (a separate target) take one GPU too.
     bench = planned_jobs(run_snakemake(["-n", "--forceall", "--profile", str(PROFILES / profile), "bench"], cwd=ROOT))
     assert [res.get("gpu") for rule, res in bench if rule == "bench"] == ["1"], bench
+
+
+def test_scale_dry_run_declares_the_memory_of_every_graph_holding_job():
+    """`snakemake -n` on config/scale.yaml: every job holding a graph states mem_mb from the model
+    (dynpr.footprint), the GPU runs their device plan as gpu_mem_mb, all from the catalog alone."""
+    from dynpr.catalog import get_dataset
+    from dynpr.footprint import job_bytes, mem_mb
+
+    out = run_snakemake(["-n", "--forceall", "figures", "--configfile", "config/scale.yaml"], cwd=ROOT)
+    jobs = [(rule, res) for rule, res in planned_jobs(out)
+            if rule in ("prepare", "random_batches", "temporal_base", "temporal_batches", "run_experiment")]
+    assert {rule for rule, _ in jobs} >= {"prepare", "random_batches", "run_experiment"}
+    assert all("mem_mb" in res for _, res in jobs)
+    runs = []
+    for block in re.split(r"^(?=(?:local)?rule \w+:$)", out, flags=re.M):
+        if re.match(r"(?:local)?rule run_experiment:", block):
+            dataset = re.search(r"wildcards: dataset=(\S+)", block)[1]
+            resources = dict(item.split("=", 1) for item in re.search(r"resources: (.*)", block)[1].split(", "))
+            runs.append((dataset, resources))
+    assert len(runs) == 4
+    for dataset, res in runs:
+        assert int(res["mem_mb"]) == mem_mb(job_bytes("run_experiment", get_dataset(dataset), fraction=0.1, gpu=True))
+        assert int(res["gpu_mem_mb"]) > int(res["mem_mb"])  # both graphs of a batch and the run's buffers

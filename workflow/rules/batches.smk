@@ -14,8 +14,12 @@ rule temporal_base:
         "results/batches/{dataset}/temporal_base.npz",
     params:
         base_fraction=config["temporal"]["base_fraction"],
+    resources:
+        mem_mb=batches_mem_mb("temporal_base"),
     log:
         "results/logs/batches/{dataset}/temporal_base.log",
+    benchmark:
+        "results/benchmarks/temporal_base_{dataset}.tsv"
     conda:
         "../envs/dynpr.yaml"
     script:
@@ -31,8 +35,12 @@ rule temporal_batches:
         fraction=lambda wildcards: float(wildcards.fraction),
         base_fraction=config["temporal"]["base_fraction"],
         num_batches=config["temporal"]["num_batches"],
+    resources:
+        mem_mb=batches_mem_mb("temporal_batches"),
     log:
         "results/logs/batches/{dataset}/temporal_{fraction}.log",
+    benchmark:
+        "results/benchmarks/temporal_batches_{dataset}_{fraction}.tsv"
     conda:
         "../envs/dynpr.yaml"
     script:
@@ -49,8 +57,12 @@ rule random_batches:
         insert_share=config["random"]["insert_share"],
         repeats=config["random"]["repeats"],
         seed=config["seed"],
+    resources:
+        mem_mb=batches_mem_mb("random_batches"),
     log:
         "results/logs/batches/{dataset}/random_{fraction}.log",
+    benchmark:
+        "results/benchmarks/random_batches_{dataset}_{fraction}.tsv"
     conda:
         "../envs/dynpr.yaml"
     script:

@@ -64,22 +64,35 @@ def dataset_source(wildcards):
     return [] if ds.source_path is None else str(ds.source_path)
 
 
+def job_mem_mb(rule, dataset, fraction=0.0, gpu=False):
+    """`mem_mb` of one job: its modelled peak host memory (dynpr.footprint, from the catalog's counts)."""
+    from dynpr.footprint import job_bytes, mem_mb  # lazy: keeps NumPy out of module import
+
+    return mem_mb(job_bytes(rule, catalog_dataset(dataset), fraction=fraction, gpu=gpu))
+
+
 def prepare_mem_mb(wildcards):
-    """Memory estimate of `prepare` (parse, sort, CSR + transpose): about 64 bytes per input edge."""
-    ds = catalog_dataset(wildcards.dataset)
-    edges = ds.temporal_edges or ds.edges or ds.edge_factor << ds.scale
-    return 1000 + (64 * edges >> 20)
+    return job_mem_mb("prepare", wildcards.dataset, gpu=bool(prepare_gpus_of(wildcards.dataset)))
 
 
-def prepare_gpus(wildcards):
+def batches_mem_mb(rule):
+    """`mem_mb` of a batch rule's job, its fraction from the wildcards."""
+    return lambda wildcards: job_mem_mb(rule, wildcards.dataset, float(wildcards.get("fraction", 0.0)))
+
+
+def prepare_gpus_of(dataset):
     """`prepare` takes a GPU slot where it may generate on one: R-MAT graphs of the counter-based
     stream (dynpr.rmat.generation_backend), unless `backend: cpu`."""
-    ds = catalog_dataset(wildcards.dataset)
+    ds = catalog_dataset(dataset)
     if ds.kind != "generated" or config["backend"] == "cpu":
         return 0
     from dynpr.rmat import counter_stream  # lazy: imports NumPy and SciPy
 
     return int(counter_stream(ds.scale, ds.edge_factor))
+
+
+def prepare_gpus(wildcards):
+    return prepare_gpus_of(wildcards.dataset)
 
 
 # --- batches (batches.smk) ---
@@ -164,6 +177,37 @@ def run_inputs(wildcards):
     if run_experiment_kind(d) == "temporal":
         inputs["base"] = files[0]
     return inputs
+
+
+def run_gpus(wildcards):
+    """GPU slots of a run job: `run_experiment` per the config's backend, `run_experiment_on_backend`
+    per its backend wildcard."""
+    backend = wildcards.get("backend")
+    return RUN_GPUS if backend is None else int(backend == "gpu")
+
+
+def run_mem_mb(wildcards):
+    """`mem_mb` of a run job: the model's peak at the dataset's largest batch fraction."""
+    return job_mem_mb("run_experiment", wildcards.dataset, max(run_fractions(wildcards)), gpu=run_gpus(wildcards) > 0)
+
+
+def run_gpu_mem_mb(wildcards):
+    """`gpu_mem_mb` of a GPU `run_experiment`: its device memory plan at the largest batch
+    (dynpr.gpu.memory.experiment_device_bytes; relabelling as on a 50 MB L2), 0 on the CPU."""
+    if not run_gpus(wildcards):
+        return 0
+    from dynpr.footprint import dataset_counts, mem_mb
+    from dynpr.gpu.memory import experiment_device_bytes
+    from dynpr.gpu.classes import relabels
+    from dynpr.experiments import options_from_config
+
+    c = dataset_counts(catalog_dataset(wildcards.dataset), gpu=True)
+    edges = c.temporal_edges or c.edges - c.vertices
+    plan = experiment_device_bytes(c.vertices, c.edges, int(max(run_fractions(wildcards)) * edges) + 1,
+                                   config["approaches"], options_from_config(config["pagerank"])[0],
+                                   repeat=config["repeat"], temporal=bool(c.temporal_edges),
+                                   relabel=relabels(c.vertices, 50 << 20))
+    return mem_mb(plan["peak"])
 
 
 def run_targets():

@@ -22,7 +22,9 @@ rule run_experiment:
     benchmark:
         "results/benchmarks/run_{dataset}.tsv"
     resources:
-        gpu=RUN_GPUS,
+        gpu=run_gpus,
+        mem_mb=run_mem_mb,
+        gpu_mem_mb=run_gpu_mem_mb,
     conda:
         "../envs/dynpr-gpu.yaml"
     script:
@@ -45,7 +47,9 @@ use rule run_experiment as run_experiment_on_backend with:
     benchmark:
         "results/benchmarks/run_{backend}_{dataset}.tsv"
     resources:
-        gpu=lambda wildcards: int(wildcards.backend == "gpu"),
+        gpu=run_gpus,
+        mem_mb=run_mem_mb,
+        gpu_mem_mb=run_gpu_mem_mb,
     wildcard_constraints:
         backend="cpu|gpu",
 

@@ -1,0 +1,140 @@
+"""Peak host memory of each pipeline job: one model, measured, for Snakemake's ``mem_mb``.
+
+Every rule that holds a graph declares ``mem_mb`` from :func:`job_bytes`, computed
+from the catalog's counts alone (the DAG never depends on files that do not exist
+yet), so ``snakemake --resources mem_mb=M`` never starts jobs whose peaks add up to
+more than M. The terms follow what each job holds at its peak:
+
+- every job: the interpreter with NumPy, SciPy, pandas and dynpr
+  (:data:`PROCESS_BYTES`), plus a CUDA context and CuPy where it uses the GPU
+  (:data:`CUDA_PROCESS_BYTES`);
+- a job that reads a prepared graph maps it (:mod:`dynpr.npz_files`: its pages count
+  in the resident set as they are read) and checks it chunk by chunk on up to
+  threads (chunks of :data:`CHECK_CHUNK_EDGES`, :data:`CHECK_BYTES_PER_EDGE` each);
+- ``prepare``: parsing or generating and building the CSR and its transpose
+  (:data:`PREPARE_BYTES_PER_EDGE` per input edge, by source);
+- ``random_batches``: the graph, the self-loop positions and the sampling scratch of
+  a batch (:data:`BATCH_BYTES_PER_EDGE` per batch edge);
+- ``run_experiment``: on the CPU the graph, the new graph of a batch and the engine's
+  SciPy matrix and vectors; on the GPU the graph only while it loads (the host copy is
+  dropped once it is on the device).
+
+The coefficients come from peak RSS measured job by job (``benchmarks/bench_footprint.py``
+on the 2-core machine, and the pipeline's own ``results/benchmarks/*.tsv`` on the H100
+host, docs/scaling.md); ``tests/test_footprint.py`` measures each job again at small scale
+and holds the model within 25% of it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: The interpreter with NumPy, SciPy, pandas and dynpr imported (measured: 83 MiB).
+PROCESS_BYTES = 100 << 20
+#: Host memory of a CUDA context with CuPy and its kernels loaded.
+CUDA_PROCESS_BYTES = 600 << 20
+#: Scratch per edge of a chunk while a prepared graph is checked (:func:`dynpr.validate.check_graph`).
+CHECK_BYTES_PER_EDGE = 56
+#: Edges per checked chunk (``dynpr.validate``'s ``_CHUNK``), and how many chunks' scratch the peak holds:
+#: measured as two on 2 cores and on 16 (the threads' peaks do not coincide).
+CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, 2
+#: Peak bytes per input edge of ``prepare`` by source: a SNAP or Matrix Market file, an R-MAT graph drawn
+#: on the host, one drawn on the GPU (which sends the CSR to the host group by group).
+PREPARE_BYTES_PER_EDGE = {"file": 40, "rmat-cpu": 28, "rmat-gpu": 12}
+#: Scratch per edge of a random batch while it is drawn and written.
+BATCH_BYTES_PER_EDGE = 32
+#: The CPU engine's SciPy matrix (int32 indices and float64 values of the transpose) per edge, and its
+#: rank, contribution and flag vectors per vertex.
+CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX = 28, 96
+
+
+def graph_bytes(num_vertices: int, num_edges: int) -> int:
+    """Bytes of a graph in memory and in its ``.npz``: int64 offsets and int32 ids of the CSR and its
+    transpose, and the int64 original id of each vertex."""
+    return 16 * (num_vertices + 1) + 8 * num_edges + 8 * num_vertices
+
+
+def load_bytes(num_vertices: int, num_edges: int) -> int:
+    """A prepared graph mapped and checked: the graph's bytes and the chunks being checked."""
+    checked = min(num_edges, CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES)
+    return graph_bytes(num_vertices, num_edges) + CHECK_BYTES_PER_EDGE * checked
+
+
+def prepare_bytes(input_edges: int, num_vertices: int, num_edges: int, source: str, temporal_edges: int = 0) -> int:
+    """Peak of ``prepare``: parsing or generating, then the CSR and transpose (``source`` a key of
+    :data:`PREPARE_BYTES_PER_EDGE`); a temporal graph also keeps its time-ordered edge list."""
+    process = PROCESS_BYTES + (CUDA_PROCESS_BYTES if source == "rmat-gpu" else 0)
+    work = PREPARE_BYTES_PER_EDGE[source] * input_edges
+    return process + max(work, graph_bytes(num_vertices, num_edges)) + 16 * temporal_edges
+
+
+def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int) -> int:
+    """Peak of ``random_batches``: the graph checked, then its self-loop positions and the batch's scratch."""
+    sampling = 8 * num_vertices + BATCH_BYTES_PER_EDGE * batch_edges
+    check = load_bytes(num_vertices, num_edges) - graph_bytes(num_vertices, num_edges)
+    return PROCESS_BYTES + graph_bytes(num_vertices, num_edges) + max(check, sampling)
+
+
+def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> int:
+    """Peak of ``temporal_base`` / ``temporal_batches``: the graph checked, its temporal edges, and the
+    base graph built from them (keys and CSR, ~40 bytes per temporal edge)."""
+    return PROCESS_BYTES + load_bytes(num_vertices, num_edges) + (16 + 40) * temporal_edges
+
+
+def experiment_bytes(num_vertices: int, num_edges: int, batch_edges: int, gpu: bool) -> int:
+    """Peak of ``run_experiment``: on the GPU the graph while it is checked and uploaded (its host copy
+    is then dropped) and one batch file; on the CPU the graph, a batch's new graph and the engine."""
+    n, m = num_vertices, num_edges
+    if gpu:
+        return PROCESS_BYTES + CUDA_PROCESS_BYTES + load_bytes(n, m) + 8 * batch_edges
+    engine = CPU_ENGINE_BYTES_PER_EDGE * (m + batch_edges) + CPU_ENGINE_BYTES_PER_VERTEX * n
+    return PROCESS_BYTES + 2 * graph_bytes(n, m + batch_edges) + engine + 8 * batch_edges
+
+
+def mem_mb(nbytes: int) -> int:
+    """Snakemake's ``mem_mb`` (megabytes, 10^6 bytes, as Snakemake counts them) for a peak of ``nbytes``."""
+    return max(1, math.ceil(nbytes / 1e6))
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the model needs of a dataset, from the catalog alone: the edges ``prepare`` reads or draws,
+    the prepared graph's vertices and edges (self-loops included; an upper bound where duplicates
+    are removed), the temporal edges, and the ``prepare`` source (a key of :data:`PREPARE_BYTES_PER_EDGE`)."""
+
+    input_edges: int
+    vertices: int
+    edges: int
+    temporal_edges: int
+    source: str
+
+
+def dataset_counts(dataset, gpu: bool = False) -> Counts:
+    """:class:`Counts` of a catalog entry (:class:`dynpr.catalog.Dataset`); ``gpu``: a generated graph of the
+    counter-based stream is drawn on the GPU (:func:`dynpr.rmat.counter_stream`)."""
+    if dataset.kind == "generated":
+        from dynpr.rmat import counter_stream
+
+        n, drawn = 1 << dataset.scale, dataset.edge_factor << dataset.scale
+        on_gpu = gpu and counter_stream(dataset.scale, dataset.edge_factor)
+        return Counts(drawn, n, drawn + n, 0, "rmat-gpu" if on_gpu else "rmat-cpu")
+    n, edges, temporal = dataset.vertices or 0, dataset.edges or 0, dataset.temporal_edges or 0
+    return Counts(temporal or edges, n, edges + n, temporal, "file")
+
+
+def job_bytes(rule: str, dataset, *, fraction: float = 0.0, gpu: bool = False) -> int:
+    """Modelled peak host bytes of one job of ``rule`` on a catalog entry: ``prepare``,
+    ``random_batches`` / ``temporal_base`` / ``temporal_batches`` (``fraction``: the batch's share of
+    the edges) or ``run_experiment`` (``fraction``: the largest), ``gpu`` where the job uses the GPU."""
+    c = dataset_counts(dataset, gpu)
+    batch_edges = math.ceil(fraction * (c.temporal_edges or c.edges - c.vertices))
+    if rule == "prepare":
+        return prepare_bytes(c.input_edges, c.vertices, c.edges, c.source, c.temporal_edges)
+    if rule == "random_batches":
+        return random_batches_bytes(c.vertices, c.edges, batch_edges)
+    if rule in ("temporal_base", "temporal_batches"):
+        return temporal_bytes(c.vertices, c.edges, c.temporal_edges)
+    if rule == "run_experiment":
+        return experiment_bytes(c.vertices, c.edges, batch_edges, gpu)
+    raise ValueError(f"no memory model for rule {rule!r}")

@@ -1,0 +1,78 @@
+"""The memory model of the pipeline's jobs (dynpr.footprint) against what the jobs measure.
+
+Each job runs in a child process at R-MAT scale 20 on the CPU, as the workflow's script runs it, and
+reports its peak resident set (VmHWM); the model must be within 25% of it. The same comparison at
+paper scale, against the H100 pipeline's own results/benchmarks/*.tsv, is in docs/scaling.md.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dynpr.catalog import get_dataset
+from dynpr.footprint import Counts, dataset_counts, job_bytes, mem_mb
+
+CHILD = """
+import json, sys
+from dynpr.hostmem import peak_rss_gib
+job, kw = sys.argv[1], json.loads(sys.argv[2])
+if job == "prepare":
+    from dynpr.prepare import prepare
+    prepare(kw["dataset"], kw["npz"], kw["json"], backend="cpu")
+elif job == "random_batches":
+    from dynpr.pipeline import random_batch_file
+    random_batch_file(kw["npz"], kw["out"], kw["dataset"], kw["fraction"], 0.8, 1, 42)
+elif job == "run_experiment":
+    from dynpr.experiments import run_dataset
+    run_dataset("random", kw["dataset"], kw["npz"], {kw["fraction"]: kw["out"]}, ["static", "dfp"], backend="cpu")
+print(json.dumps(peak_rss_gib() * 2**30))
+"""
+
+
+def measured_peak(job: str, **kw) -> float:
+    out = subprocess.run([sys.executable, "-c", CHILD, job, json.dumps(kw)], capture_output=True, text=True,
+                         timeout=600, check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def rmat20(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("footprint")
+    return {"dataset": "rmat-20", "npz": str(folder / "g.npz"), "json": str(folder / "g.json"),
+            "out": str(folder / "b.npz"), "fraction": 0.1}
+
+
+@pytest.mark.slow
+def test_model_within_a_quarter_of_each_jobs_measured_peak(rmat20):
+    dataset = get_dataset("rmat-20")
+    for job in ("prepare", "random_batches", "run_experiment"):
+        peak = measured_peak(job, **rmat20)
+        model = job_bytes(job, dataset, fraction=rmat20["fraction"], gpu=False)
+        assert 0.75 * peak <= model <= 1.25 * peak, f"{job}: model {model / 2**20:.0f} MiB, measured {peak / 2**20:.0f} MiB"
+
+
+def test_counts_from_the_catalog():
+    rmat = dataset_counts(get_dataset("rmat-26-ef32"), gpu=True)
+    assert rmat == Counts(32 << 26, 1 << 26, (32 << 26) + (1 << 26), 0, "rmat-gpu")
+    assert dataset_counts(get_dataset("rmat-20"), gpu=True).source == "rmat-cpu"  # below the counter stream
+    college = get_dataset("CollegeMsg")
+    c = dataset_counts(college)
+    assert (c.input_edges, c.vertices, c.edges, c.temporal_edges) == (
+        college.temporal_edges, college.vertices, college.edges + college.vertices, college.temporal_edges)
+
+
+def test_jobs_scale_with_the_graph_and_the_batch():
+    small, big = get_dataset("rmat-24"), get_dataset("rmat-26")
+    for job in ("prepare", "random_batches", "temporal_base", "run_experiment"):
+        assert job_bytes(job, big, gpu=True) > 3 * job_bytes(job, small, gpu=True)
+    assert job_bytes("random_batches", big, fraction=0.1) > job_bytes("random_batches", big, fraction=1e-7)
+    # the GPU run drops its host copy: it holds one graph, the CPU run two and the engine
+    assert job_bytes("run_experiment", big, fraction=0.1, gpu=True) < job_bytes("run_experiment", big, fraction=0.1)
+    with pytest.raises(ValueError, match="no memory model for rule 'figures'"):
+        job_bytes("figures", big)
+
+
+def test_mem_mb_rounds_up_in_megabytes():
+    assert mem_mb(1) == 1 and mem_mb(10**6) == 1 and mem_mb(10**6 + 1) == 2 and mem_mb(0) == 1
