@@ -38,7 +38,7 @@ def test_catalog_lists_every_paper_graph():
     generated = [ds for ds in catalog.values() if ds.kind == "generated"]
     assert {ds.name for ds in generated} >= {"rmat-16", "rmat-20", "rmat-22"}
     for ds in generated:
-        assert ds.source_path is None and ds.vertices == 2**ds.scale and ds.edge_factor in (16, 32)
+        assert ds.source_path is None and ds.vertices == 2**ds.scale and ds.edge_factor in (3, 16, 28, 32)
 
 
 def test_embedded_copies_match_sha256sums(repo_root):
