@@ -382,8 +382,10 @@ def main(argv: list[str] | None = None) -> int:
     except (DynprError, OSError, ValueError, KeyError, OverflowError, RuntimeError) as error:
         print(f"dynpr: error: {_message(error)}", file=sys.stderr)
         return _exit_code(error)
-    except MemoryError as error:  # host or device memory; the GPU engine says how much it needed
-        print(f"dynpr: error: {args.graph}: {error or 'not enough memory for this graph'}", file=sys.stderr)
+    except MemoryError as error:  # host or device memory; the checks and NumPy say how much was needed
+        message = str(error) or "not enough memory for this graph"
+        named = message if message.startswith(str(args.graph)) else f"{args.graph}: {message}"
+        print(f"dynpr: error: {named}", file=sys.stderr)
         return EXIT_RESOURCE
     except KeyboardInterrupt:
         print("dynpr: interrupted", file=sys.stderr)

@@ -40,6 +40,7 @@ from urllib3.util.retry import Retry
 from dynpr.atomic_files import sha256_file
 from dynpr.catalog import Dataset
 from dynpr.errors import DownloadChecksumError, DownloadError, InterruptedDownloadError
+from dynpr.readers import open_tar_stream
 
 log = logging.getLogger("dynpr.download")
 
@@ -170,7 +171,7 @@ def verify_file(path: Path, *, name: str, source: str, sha256: str | None = None
         if kind == "tar.gz":
             # stream mode reads every header and skips every member: a full pass
             # that detects truncation and corrupt blocks without extracting
-            with tarfile.open(path, mode="r|gz") as tar:
+            with open_tar_stream(path) as tar:
                 for _member in tar:
                     pass
         else:

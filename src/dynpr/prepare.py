@@ -21,7 +21,7 @@ from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.hostmem import check_host_fits
-from dynpr.readers import EdgeData, read_edges
+from dynpr.readers import EdgeData, build_bytes, read_edges
 from dynpr.rmat import generation_backend, rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
 
@@ -94,8 +94,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         )
     if not renumbered:
         vertex_ids = np.arange(n, dtype=np.int64)
-    # int64 keys, their sort, the CSR's rows and columns before narrowing, the transpose's scratch
-    check_host_fits(40 * len(src) + 24 * n, f"{name}: graph")
+    check_host_fits(build_bytes(len(src), n), f"{name}: graph")
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
     seen[dst] = True
