@@ -312,6 +312,15 @@ def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.nda
                          "one length; delete it and prepare it again")
     for name, ids in (("temporal_src", src), ("temporal_dst", dst)):
         check_ids(f"{npz_path}: {name}", ids, graph.num_vertices)
+    if len(when) > 1 and not bool(np.all(when[1:] >= when[:-1])):
+        at = int(np.argmax(when[1:] < when[:-1])) + 1
+        raise GraphError(f"{npz_path}: temporal_time decreases at edge {at}; the temporal edges must be in time "
+                         "order: delete it and prepare it again")
+    absent = ~graph.has_edges(src, dst)
+    if bool(absent.any()):
+        at = int(np.argmax(absent))
+        raise GraphError(f"{npz_path}: temporal edge {at} ({int(src[at])}, {int(dst[at])}) is not an edge of the "
+                         "graph: delete it and prepare it again")
     return graph, (src.astype(VERTEX_DTYPE, copy=False), dst.astype(VERTEX_DTYPE, copy=False),
                    when.astype(np.int64, copy=False)), vertex_ids
 

@@ -16,6 +16,7 @@ per edge or vertex.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import zipfile
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 GRAPH_ARRAYS = ("offsets", "targets", "in_offsets", "sources")
 #: the npz entry holding :attr:`Graph.sha256 <dynpr.graph.Graph.sha256>` of the stored graph
 DIGEST_KEY = "graph_sha256"
+#: the npz entry holding :func:`arrays_digest` of every other stored array (``vertex_ids``, ``temporal_*``,
+#: ``param_*``): with :data:`DIGEST_KEY` and the transpose check, every array of the file is covered
+ARRAYS_DIGEST_KEY = "arrays_sha256"
 #: batch-file parameters recording the graph a batch file was made for
 MADE_FOR = ("graph_vertices", "graph_edges", "graph_sha256")
 # odd 64-bit multipliers of the order-independent edge fingerprint (splitmix64 constants)
@@ -327,6 +331,31 @@ def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
         raise InputError(f"{path}: not a {what}: truncated or corrupt ({type(err).__name__}: {err})") from None
 
 
+def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
+    """Hex sha256 of named arrays: each name, dtype, shape and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.asarray(arrays[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(np.ascontiguousarray(array).data if array.size else b"")
+    return digest.hexdigest()
+
+
+def _check_vertex_ids(path, ids: np.ndarray, num_vertices: int) -> None:
+    """One integer id per vertex, non-negative and no two alike (the ranks table reports them)."""
+    if ids.shape != (num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
+        raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({num_vertices}), "
+                         f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
+    if ids.size and int(ids.min()) < 0:
+        raise GraphError(f"{path}: vertex_ids holds the negative id {int(ids.min())}; delete it and prepare it again")
+    if not bool(np.all(ids[1:] > ids[:-1])):  # prepared ids are increasing; others are sorted to compare
+        ordered = np.sort(ids)
+        repeats = ordered[1:] == ordered[:-1]
+        if bool(repeats.any()):
+            raise GraphError(f"{path}: vertex_ids gives id {int(ordered[1:][repeats][0])} to more than one vertex; "
+                             "delete it and prepare it again")
+
+
 def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
     """Read a graph written by :meth:`Graph.save`, checked and verified against its stored sha256.
 
@@ -352,11 +381,17 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
                 else "not a graph written by dynpr")
         raise GraphError(f"{path}: lacks {', '.join(missing)} ({hint}); delete it and prepare it again")
     graph = check_graph(Graph(*(data.pop(name) for name in GRAPH_ARRAYS)), str(path))
+    stored_arrays = data.pop(ARRAYS_DIGEST_KEY, None)
+    others = {name: array for name, array in data.items() if name != DIGEST_KEY}
+    if others and stored_arrays is None:
+        raise GraphError(f"{path}: lacks {ARRAYS_DIGEST_KEY} for {', '.join(sorted(others))} (written by an older "
+                         "dynpr); delete it and prepare it again")
+    if stored_arrays is not None and str(stored_arrays) != arrays_digest(others):
+        raise GraphError(f"{path}: {', '.join(sorted(others)) or 'its arrays'} differ from the stored "
+                         f"{ARRAYS_DIGEST_KEY}; the file was modified: delete it and prepare it again")
     ids = data.pop("vertex_ids", None)
     if ids is not None:
-        if ids.shape != (graph.num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
-            raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({graph.num_vertices}), "
-                             f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
+        _check_vertex_ids(path, ids, graph.num_vertices)
         graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, ids)
     stored = str(data.pop(DIGEST_KEY))
     if stored != graph.sha256:  # cached: batch-file checks of this graph reuse it

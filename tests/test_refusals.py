@@ -1,0 +1,211 @@
+"""Nothing wrong gets through, second round: every stored array covered, ids parsed strictly, batch
+arrays checked against their pointers, no output over an input. Each case builds its input and must
+be refused in one named line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from dynpr.batches import Batch, read_batches, write_batches
+from dynpr.cli import main
+from dynpr.errors import EXIT_INPUT, BatchError, GraphError, InputError, ParseError
+from dynpr.graph import Graph
+from dynpr.prepare import load_prepared, read_graph_with_ids
+from dynpr.readers import read_snap
+from dynpr.validate import ARRAYS_DIGEST_KEY, arrays_digest
+
+
+def one_error_line(capsys, argv, code=EXIT_INPUT) -> str:
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse
+        status = exit_.code
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert status == code, err
+    assert len(err) == 1 and err[0].startswith("dynpr: error: "), err
+    assert "Traceback" not in err[0]
+    return err[0]
+
+
+def small_graph(n=30, m=120, seed=1) -> Graph:
+    rng = np.random.default_rng(seed)
+    return Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+
+
+def stored(path) -> dict:
+    with np.load(path) as data:
+        return dict(data)
+
+
+def temporal_graph(tmp_path):
+    """A prepared temporal graph from an edge list, as the prepare rule writes it."""
+    rng = np.random.default_rng(4)
+    lines = [f"{u * 10} {v * 10} {t}" for t, (u, v) in enumerate(rng.integers(0, 25, (200, 2)))]
+    source = tmp_path / "t.txt"
+    source.write_text("\n".join(lines) + "\n")
+    graph, temporal, _ = read_graph_with_ids(source)
+    path = tmp_path / "t.npz"
+    graph.save(path, temporal_src=temporal[0], temporal_dst=temporal[1], temporal_time=temporal[2])
+    return path
+
+
+# --------------------------------------------------------------------------- every stored array covered
+
+
+@pytest.mark.parametrize("edit", ["vertex_ids reversed", "vertex_ids duplicated", "vertex_ids negative",
+                                  "temporal_src", "temporal_time", "added array"])
+def test_edited_extra_arrays_fail_the_arrays_digest(tmp_path, capsys, edit):
+    path = temporal_graph(tmp_path)
+    arrays = stored(path)
+    if edit == "vertex_ids reversed":
+        arrays["vertex_ids"] = arrays["vertex_ids"][::-1].copy()
+    elif edit == "vertex_ids duplicated":
+        arrays["vertex_ids"][1] = arrays["vertex_ids"][0]
+    elif edit == "vertex_ids negative":
+        arrays["vertex_ids"][0] = -5
+    elif edit == "temporal_src":
+        arrays["temporal_src"][[0, 1]] = arrays["temporal_src"][[1, 0]]
+    elif edit == "temporal_time":
+        arrays["temporal_time"][0] = 10**9
+    else:
+        arrays["param_note"] = np.asarray("x")
+    np.savez(path, **arrays)
+    with pytest.raises(GraphError, match=rf"differ from the stored {ARRAYS_DIGEST_KEY}; the file was modified"):
+        load_prepared(path)
+    assert "t.npz" in one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu"])
+
+
+@pytest.mark.parametrize("ids, match", [
+    (lambda n: np.arange(n)[::-1].copy(), None),  # not increasing, but unique: accepted
+    (lambda n: np.r_[7, np.arange(1, n)], "gives id 7 to more than one vertex"),
+    (lambda n: np.r_[-3, np.arange(1, n)], "negative id -3"),
+])
+def test_vertex_ids_must_be_unique_and_non_negative_even_with_a_valid_digest(tmp_path, ids, match):
+    g = small_graph()
+    path = tmp_path / "g.npz"
+    Graph(g.offsets, g.targets, g.in_offsets, g.sources, ids(g.num_vertices)).save(path)
+    if match is None:
+        np.testing.assert_array_equal(load_prepared(path)[0].vertex_ids, ids(g.num_vertices))
+    else:
+        with pytest.raises(GraphError, match=match):
+            load_prepared(path)
+
+
+def test_temporal_arrays_are_checked_against_the_graph_even_with_a_valid_digest(tmp_path):
+    path = temporal_graph(tmp_path)
+    arrays = stored(path)
+    graph, temporal = load_prepared(path)
+    del arrays[ARRAYS_DIGEST_KEY]
+    absent = arrays.copy()
+    missing_edge = next((u, v) for u in range(graph.num_vertices) for v in range(graph.num_vertices)
+                        if not graph.has_edges(np.array([u]), np.array([v]))[0])
+    absent["temporal_src"] = absent["temporal_src"].copy()
+    absent["temporal_dst"] = absent["temporal_dst"].copy()
+    absent["temporal_src"][3], absent["temporal_dst"][3] = missing_edge
+    unordered = arrays.copy()
+    unordered["temporal_time"] = unordered["temporal_time"][::-1].copy()
+    for edited, match in ((absent, r"temporal edge 3 \(\d+, \d+\) is not an edge of the graph"),
+                          (unordered, "temporal_time decreases at edge 1")):
+        others = {k: v for k, v in edited.items() if k not in ("offsets", "targets", "in_offsets", "sources",
+                                                                 "graph_sha256")}
+        np.savez(path, **edited, **{ARRAYS_DIGEST_KEY: np.asarray(arrays_digest(others))})
+        with pytest.raises(GraphError, match=match):
+            load_prepared(path)
+
+
+def test_extra_arrays_without_their_digest_are_refused(tmp_path):
+    path = temporal_graph(tmp_path)
+    arrays = stored(path)
+    del arrays[ARRAYS_DIGEST_KEY]
+    np.savez(path, **arrays)
+    with pytest.raises(GraphError, match=rf"lacks {ARRAYS_DIGEST_KEY} for temporal_dst, .*vertex_ids"):
+        load_prepared(path)
+
+
+def test_ranks_table_reports_the_stored_ids(tmp_path):
+    path = temporal_graph(tmp_path)
+    graph, _ = load_prepared(path)
+    assert np.all(graph.vertex_ids % 10 == 0) and np.all(np.diff(graph.vertex_ids) > 0)
+
+
+# --------------------------------------------------------------------------- ids parse strictly
+
+
+@pytest.mark.parametrize("line, shown", [
+    ("9007199254740993.0 1", "9007199254740993.0 1"),  # rounds to ...992 as a float
+    ("1e3 2", "1e3 2"),
+    ("2.0 3", "2.0 3"),
+    ("+4 5", "+4 5"),
+    ("-1 2", "-1 2"),
+])
+def test_ids_parse_as_digits_only(tmp_path, capsys, line, shown):
+    path = tmp_path / "e.txt"
+    path.write_text(f"# ids\n9007199254740992 1\n{line}\n3 4\n")
+    with pytest.raises(ParseError, match=rf"e\.txt: line 3: expected 2 non-negative integer ids, got '{re.escape(shown)}'"):
+        read_snap(path)
+    assert "line 3" in one_error_line(capsys, ["pagerank", str(path)])
+
+
+def test_comment_after_ids_is_accepted_and_the_bad_line_after_it_is_named(tmp_path):
+    path = tmp_path / "e.txt"
+    path.write_text("1 2 # a comment with 3.5 and e\n# 1e3\n2 3\n4 x\n")
+    with pytest.raises(ParseError, match=r"line 4: expected 2 non-negative integer ids, got '4 x'"):
+        read_snap(path)
+    path.write_text("1 2 # a comment with 3.5 and e\n# 1e3\n2 3\n")
+    assert read_snap(path).src.tolist() == [1, 2]
+
+
+# --------------------------------------------------------------------------- batch arrays vs pointers
+
+
+@pytest.mark.parametrize("names, match", [
+    (["del_dst"], r"del_src \(2,\), del_dst \(3,\) must be 1-D arrays of one length"),
+    (["ins_src"], r"ins_src \(2,\), ins_dst \(1,\) must be 1-D arrays of one length"),
+    (["del_src", "del_dst"], r"del_src holds 3 entries, its pointers del_ptr end at 2"),
+    (["ins_src", "ins_dst"], r"ins_src holds 2 entries, its pointers ins_ptr end at 1"),
+])
+def test_batch_array_longer_than_its_pointers_is_refused(tmp_path, capsys, names, match):
+    g = small_graph()
+    path = tmp_path / "b.npz"
+    write_batches(path, [Batch([0, 1], [2, 3], [4], [5])], made_for=g)
+    arrays = stored(path)
+    for name in names:
+        arrays[name] = np.append(arrays[name], 1).astype(np.int32)
+    np.savez(path, **arrays)
+    with pytest.raises((BatchError, InputError), match=rf"b\.npz: .*{match}"):
+        read_batches(path)
+    name = names[0]
+    graph_file = tmp_path / "g.npz"
+    g.save(graph_file)
+    assert name in one_error_line(capsys, ["pagerank", str(graph_file), "--batch", str(path), "--backend", "cpu"])
+
+
+# --------------------------------------------------------------------------- DynamicPageRank.update
+
+
+def test_dynamic_pagerank_refuses_another_graphs_batch_none_and_a_swapped_graph():
+    from dynpr import DynamicPageRank
+
+    g, other = small_graph(seed=1), small_graph(seed=2)
+    pr = DynamicPageRank(g, approach="dfp", backend="cpu")
+    missing = next((u, v) for u in range(g.num_vertices) for v in range(g.num_vertices)
+                   if not g.has_edges(np.array([u]), np.array([v]))[0])
+    foreign = Batch([missing[0]], [missing[1]], [], [])  # deletes an edge only another graph has
+    before = pr.ranks.copy()
+    with pytest.raises(BatchError, match="does not fit the current graph .*1 deletions of missing edges"):
+        pr.update(foreign)
+    with pytest.raises(InputError, match="needs a dynpr.batches.Batch, not NoneType"):
+        pr.update(None)
+    with pytest.raises(InputError, match="cannot be replaced"):
+        pr.graph = other
+    assert pr.graph is g and np.array_equal(pr.ranks, before)  # nothing changed by the refusals
+    inserted = Batch([], [], [missing[0]], [missing[1]])
+    pr.update(inserted)
+    assert pr.graph.has_edges(np.array([missing[0]]), np.array([missing[1]]))[0]
+    with pytest.raises(BatchError, match="applied twice"):
+        pr.update(inserted)
