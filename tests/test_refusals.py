@@ -5,6 +5,7 @@ be refused in one named line.
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -209,3 +210,70 @@ def test_dynamic_pagerank_refuses_another_graphs_batch_none_and_a_swapped_graph(
     assert pr.graph.has_edges(np.array([missing[0]]), np.array([missing[1]]))[0]
     with pytest.raises(BatchError, match="applied twice"):
         pr.update(inserted)
+
+
+# --------------------------------------------------------------------------- outputs over inputs
+
+
+def test_batch_out_over_the_graph_is_refused_before_the_work(tmp_path, capsys):
+    g = small_graph()
+    path = tmp_path / "g.npz"
+    g.save(path)
+    before = path.read_bytes()
+    line = one_error_line(capsys, ["batch", str(path), "--fraction", "0.1", "--out", str(path)])
+    assert line == (f"dynpr: error: --out {path}: is an input of this run ({path}); writing it would replace the "
+                    "input: give another file name")
+    assert path.read_bytes() == before
+    other_spelling = tmp_path / "sub" / ".." / "g.npz"
+    (tmp_path / "sub").mkdir()
+    assert "is an input" in one_error_line(capsys, ["batch", str(path), "--fraction", "0.1", "--out",
+                                                    str(other_spelling)])
+
+
+def test_ranks_out_over_an_input_is_refused_before_the_work(tmp_path, capsys, monkeypatch):
+    import dynpr.pagerank as pagerank
+
+    edges = tmp_path / "g.csv"  # an edge list that happens to end in .csv
+    edges.write_text("1 2\n2 3\n3 1\n")
+    before = edges.read_bytes()
+
+    def no_solve(*_args, **_kwargs):
+        raise AssertionError("the output must be checked before any solve")
+    monkeypatch.setattr(pagerank, "update", no_solve)
+    line = one_error_line(capsys, ["pagerank", str(edges), "--ranks-out", str(edges)])
+    assert line.startswith(f"dynpr: error: --ranks-out {edges}: is an input of this run")
+    assert edges.read_bytes() == before
+    g = small_graph()
+    graph_file, batch_file = tmp_path / "g.npz", tmp_path / "b.csv"
+    g.save(graph_file)
+    write_batches(tmp_path / "b.npz", [Batch([], [], [1], [2])], made_for=g)
+    (tmp_path / "b.npz").rename(batch_file)
+    assert "is an input" in one_error_line(capsys, ["pagerank", str(graph_file), "--batch", str(batch_file),
+                                                    "--ranks-out", str(batch_file)])
+
+
+def test_unwritable_output_folder_is_refused_before_the_work(tmp_path, capsys):
+    g = small_graph()
+    path = tmp_path / "g.npz"
+    g.save(path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    line = one_error_line(capsys, ["batch", str(path), "--fraction", "0.1", "--out", str(blocker / "b.npz")], 1)
+    assert line == f"dynpr: error: --out {blocker / 'b.npz'}: cannot create its folder ({blocker} is not a folder)"
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        line = one_error_line(capsys, ["pagerank", str(path), "--ranks-out", str(locked / "r.csv")], 1)
+        assert line == f"dynpr: error: --ranks-out {locked / 'r.csv'}: cannot write (folder {locked} is not writable)"
+
+
+def test_write_errors_name_the_output_not_its_temporary_name(tmp_path):
+    from dynpr.atomic_files import atomic_path
+    from dynpr.errors import ResourceError
+
+    out = tmp_path / "x.csv"
+    with pytest.raises(ResourceError) as err:
+        with atomic_path(out) as tmp:
+            raise OSError(f"failed writing {tmp}")  # as writers that put the name in the message do
+    assert str(err.value) == f"{out}: cannot write (failed writing {out})"
+    assert ".tmp" not in str(err.value)

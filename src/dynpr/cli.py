@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dynpr import APPROACHES
+from dynpr.atomic_files import check_output
 from dynpr.backend import BACKENDS
 from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
 
@@ -180,6 +181,22 @@ def _emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
 
+def _inputs(graph: str, *files: str | None) -> list[Path]:
+    """The files a run reads: GRAPH (for a catalog name, its prepared graph and source) and ``files``."""
+    from dynpr.catalog import get_dataset
+    from dynpr.prepare import GRAPH_SUFFIXES
+
+    path = Path(graph)
+    paths = [path, *(Path(f) for f in files if f)]
+    if path.is_file() or path.suffix in GRAPH_SUFFIXES or len(path.parts) > 1:
+        return paths
+    try:
+        dataset = get_dataset(graph)
+    except (KeyError, ValueError):
+        return paths  # not a catalog name either: reading GRAPH says so
+    return [*paths, Path("results/graphs") / f"{dataset.name}.npz", dataset.source_path]
+
+
 def _run_pagerank(args) -> None:
     from dynpr import pagerank, ranks
     from dynpr.backend import resolve_backend
@@ -195,6 +212,7 @@ def _run_pagerank(args) -> None:
         raise InputError("--top needs --ranks-out")
     if args.ranks_out:
         ranks.check_table_path(args.ranks_out)
+        check_output(args.ranks_out, "--ranks-out", _inputs(args.graph, args.batch))
     backend_name = args.backend
     if not args.self_loops:
         if args.batch:
@@ -280,8 +298,7 @@ def _run_batch(args) -> None:
     from dynpr.batches import batch_rng, random_batch, write_batches
     from dynpr.prepare import read_graph
 
-    if Path(args.out).is_dir():  # before the work, not after it
-        raise InputError(f"--out {args.out}: is a folder; give a file name")
+    check_output(args.out, "--out", _inputs(args.graph))  # before the work, not after it
     graph, _ = read_graph(args.graph)
     batches = [random_batch(graph, args.fraction, args.insert_share, batch_rng(args.seed, str(args.graph),
                                                                                 args.fraction, repeat))
