@@ -10,6 +10,12 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+if os.path.isfile("config.yaml"):  # Snakemake's own parse error names neither the file nor the line
+    from dynpr.validate import load_yaml
+
+    load_yaml("config.yaml", "config")
+
+
 configfile: "config.yaml"
 
 

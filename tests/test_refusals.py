@@ -277,3 +277,30 @@ def test_write_errors_name_the_output_not_its_temporary_name(tmp_path):
             raise OSError(f"failed writing {tmp}")  # as writers that put the name in the message do
     assert str(err.value) == f"{out}: cannot write (failed writing {out})"
     assert ".tmp" not in str(err.value)
+
+
+# --------------------------------------------------------------------------- YAML files in one line
+
+
+def test_corrupt_lock_file_is_one_line_with_what_to_do(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from dynpr.catalog import LOCK_NAME, load_catalog
+    from dynpr.errors import CatalogError
+
+    catalog = tmp_path / "datasets" / "catalog.yaml"
+    catalog.parent.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "datasets" / "catalog.yaml", catalog)
+    (catalog.parent / LOCK_NAME).write_text("files:\n  a.txt.gz: {sha256: abc\n  size: 3\n")
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog)
+    assert str(err.value) == (f"{catalog.parent / LOCK_NAME}: not valid YAML (line 3, column 7: expected ',' or '}}', "
+                              "but got ':'); delete it: dynpr writes it again as downloads are verified")
+    catalog.write_text("datasets:\n  - [unclosed\n")
+    with pytest.raises(CatalogError, match=r"catalog\.yaml: dataset catalog is not valid YAML: line 3, column 1: "):
+        load_catalog(catalog)
+    catalog.write_text("datasets: {}\nunknown_key: 1\n")
+    with pytest.raises(CatalogError) as err:
+        load_catalog(catalog)
+    assert "\n" not in str(err.value) and "unknown_key" in str(err.value)

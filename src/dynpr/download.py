@@ -217,7 +217,7 @@ class _Waiting:
             idle = time.monotonic() - self.last
             if idle >= WAIT_REPORT:
                 line = f"waiting for data: nothing for {idle:.0f} s (gives up at {self.stall:.0f} s)"
-                log.info("%s: %s", self.name, line)
+                log.warning("%s: %s", self.name, line)  # off a terminal too: a silent wait looks hung
                 self.bar.set_postfix_str(line, refresh=True)
 
     def __enter__(self) -> "_Waiting":

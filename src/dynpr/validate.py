@@ -542,6 +542,50 @@ def finite_number(name: str, value, *, low: float | None = None, high: float | N
 # --------------------------------------------------------------------------- config
 
 
+def yaml_error_line(err) -> str:
+    """A YAML parse error (PyYAML prints several lines) in one line: ``line L, column C: problem``."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or (str(err).splitlines() or [type(err).__name__])[0]
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
+
+
+def load_yaml(path: str | Path, what: str):
+    """A YAML file's content, or one :class:`InputError` line naming the file, line and problem.
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What the file is, for the message (``"config"``).
+    """
+    import yaml
+
+    try:
+        with open(path) as fh:
+            return yaml.safe_load(fh)
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: {what} is not valid YAML: {yaml_error_line(err)}") from None
+
+
+def check_schema(data, schema: dict, source: str) -> None:
+    """Validate ``data`` against a JSON Schema; on failure one line naming the key and only what is wrong
+    (an unknown key by its name, not the whole schema).
+
+    Raises
+    ------
+    InputError
+        ``<source>: <key path>: <message>``.
+    """
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "top level"
+        message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+        raise InputError(f"{source}: {where}: {message}")
+
+
 def check_config_values(config, schema: dict, source: str = "config") -> None:
     """What JSON Schema lets through in a config: NaN and infinities, and floats where integers belong.
 

@@ -7,28 +7,31 @@ import re
 
 import yaml
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.errors import InputError
 from dynpr.snakemake_jobs import fraction_label
 from dynpr.validate import check_config_values as check_values_against_schema
+from dynpr.validate import check_schema
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 
 
-def check_config_values():
-    """What the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs."""
+def check_config():
+    """The config against its schema, one line naming the key (Snakemake's validate prints the whole
+    schema), then what the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs."""
     with open(os.path.join(workflow.current_basedir, CONFIG_SCHEMA)) as fh:
         schema = yaml.safe_load(fh)
+    given = [*map(str, workflow.configfiles), *(["--config"] if workflow.config_settings.config else [])]
+    source = f"config ({', '.join(dict.fromkeys(given))})"
     try:
-        check_values_against_schema(config, schema, "config")
+        check_schema(config, schema, source)
+        check_values_against_schema(config, schema, source)
     except InputError as err:
         raise WorkflowError(f"dynpr: {err}") from None
 
 
-validate(config, CONFIG_SCHEMA)
-check_config_values()
+check_config()
 
 CATALOG = load_catalog("datasets/catalog.yaml")
 
