@@ -137,8 +137,11 @@ def test_bad_config_is_one_clear_line(workflow, config, line):
 
 
 def test_config_that_is_not_yaml_names_the_file_and_line(tmp_path):
-    for name in ("Snakefile", "workflow"):
+    """Also: the workflow's process imports the checkout's src/, not an installed copy."""
+    for name in ("Snakefile", "workflow", "src"):
         (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, tmp_path / name)
+    copy = tmp_path / "src" / "dynpr" / "validate.py"
+    copy.write_text(copy.read_text().replace("is not valid YAML:", "is not valid YAML (checkout copy):"))
     (tmp_path / "datasets").mkdir()
     shutil.copy(REPO / "datasets" / "catalog.yaml", tmp_path / "datasets")
     (tmp_path / "config.yaml").write_text("backend: cpu\ndatasets: [CollegeMsg\nseed: 1\n")
@@ -146,7 +149,8 @@ def test_config_that_is_not_yaml_names_the_file_and_line(tmp_path):
     proc = subprocess.run([exe, "--cores", "1", "--dry-run"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode != 0
-    assert re.search(r"config\.yaml: config is not valid YAML: line 3, column \d+: ", proc.stdout + proc.stderr)
+    assert re.search(r"config\.yaml: config is not valid YAML \(checkout copy\): line 3, column \d+: ",
+                     proc.stdout + proc.stderr), proc.stderr[-2000:]
 
 
 def test_report_has_every_figure_with_its_caption(workflow):

@@ -117,6 +117,14 @@ RUN_GPUS = 0 if config["backend"] == "cpu" else 1
 COMPARE_BACKENDS = bool(config.get("compare_backends", False))
 OTHER_BACKEND = "gpu" if config["backend"] == "cpu" else "cpu"
 
+
+
+def backend_env(backend):
+    """Conda environment of jobs on ``backend``: CuPy and a CUDA runtime only where a GPU may be used,
+    so that ``backend: cpu`` builds on a machine without CUDA (macOS)."""
+    return "../envs/dynpr.yaml" if backend == "cpu" else "../envs/dynpr-gpu.yaml"
+
+
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.
 PLOTS_CODE = importlib.util.find_spec("dynpr.plots").origin

@@ -24,7 +24,7 @@ rule run_experiment:
     resources:
         gpu=RUN_GPUS,
     conda:
-        "../envs/dynpr-gpu.yaml"
+        backend_env(config["backend"])
     script:
         "../scripts/run_experiment.py"
 
@@ -42,6 +42,8 @@ use rule run_experiment as run_experiment_on_backend with:
         repeat=config["repeat"],
     log:
         "results/logs/run/{backend}/{dataset}.log",
+    conda:
+        backend_env(OTHER_BACKEND)
     benchmark:
         "results/benchmarks/run_{backend}_{dataset}.tsv"
     resources:
