@@ -6,6 +6,7 @@ import glob
 import shutil
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,22 @@ def test_version_and_bare_usage(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("dynpr ")
+
+
+def test_library_and_cli_never_import_snakemake():
+    """Snakemake is the workflow extra's: every module of dynpr and a whole CLI run do without it."""
+    import subprocess
+    import sys
+
+    code = ("import pkgutil, importlib, sys, dynpr, dynpr.cli\n"
+            "for m in pkgutil.walk_packages(dynpr.__path__, 'dynpr.'):\n"
+            "    if m.name.endswith('__main__'): continue\n"
+            "    try: importlib.import_module(m.name)\n"
+            "    except ImportError as err:\n"
+            "        if 'cupy' not in str(err): raise\n"
+            "dynpr.cli.main(['kahn', 'CollegeMsg', '--backend', 'cpu'])\n"
+            "print(sorted(n for n in sys.modules if n.split('.')[0] == 'snakemake'))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -304,3 +304,48 @@ def test_corrupt_lock_file_is_one_line_with_what_to_do(tmp_path):
     with pytest.raises(CatalogError) as err:
         load_catalog(catalog)
     assert "\n" not in str(err.value) and "unknown_key" in str(err.value)
+
+
+# --------------------------------------------------------------------------- the newcomer's command line
+
+
+@pytest.mark.parametrize("command", ["pagerank", "batch", "kahn"])
+def test_every_subcommand_has_a_description(command):
+    from dynpr.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    assert sub.description and len(sub.description) > 60
+
+
+def test_dataset_typo_gets_a_suggestion(capsys):
+    line = one_error_line(capsys, ["kahn", "collegemsg"])
+    assert "unknown dataset 'collegemsg'; did you mean 'CollegeMsg'?" in line
+    assert "did you mean" not in one_error_line(capsys, ["kahn", "zzzzzzzz"])
+
+
+def test_progress_counts_every_solve_with_the_references(tmp_path, monkeypatch, capsys):
+    import dynpr.cli as cli
+
+    totals, updates = [], []
+
+    class Bar:
+        def __init__(self, total, what):
+            totals.append((total, what))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n=1):
+            updates.append(n)
+    monkeypatch.setattr(cli, "_progress", Bar)
+    g = small_graph()
+    graph_file, batch_file = tmp_path / "g.npz", tmp_path / "b.npz"
+    g.save(graph_file)
+    assert main(["batch", str(graph_file), "--fraction", "0.05", "--count", "2", "--out", str(batch_file)]) == 0
+    assert main(["pagerank", str(graph_file), "--batch", str(batch_file), "--approach", "nd,dfp",
+                 "--repeat", "2", "--reference", "--backend", "cpu"]) == 0
+    assert totals == [(1 + 2 * (2 * 2 + 1), "solves")] and sum(updates) == totals[0][0]

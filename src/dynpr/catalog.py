@@ -12,6 +12,7 @@ later download, on any machine that has the committed lock file, must match.
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import functools
 import sys
@@ -253,8 +254,11 @@ def get_dataset(name: str, catalog: dict[str, Dataset] | str | Path | None = Non
     try:
         return catalog[name]
     except KeyError:
+        by_case = {known.lower(): known for known in catalog}
+        close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.6)
+        hint = f"did you mean {by_case[close[0]]!r}? " if close else ""
         raise UnknownDatasetError(
-            f"unknown dataset {name!r}; known datasets: {', '.join(sorted(catalog))} "
+            f"unknown dataset {name!r}; {hint}known datasets: {', '.join(sorted(catalog))} "
             "(add it to datasets/catalog.yaml)"
         ) from None
 

@@ -146,7 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="exit 1 when a run stops at --max-iterations before meeting --tolerance "
                          "(default: report \"converged\": false and go on)")
 
-    batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)")
+    batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)",
+                           description="Write COUNT random batches for GRAPH to a batch file (.npz), each an "
+                                       "independent update of GRAPH: FRACTION x |E| edges, INSERT_SHARE of them "
+                                       "insertions of absent vertex pairs, the rest deletions of existing edges "
+                                       "(the paper's static-graph experiment). The file records the graph it was "
+                                       "made for; pagerank --batch refuses it on another.")
     batch.add_argument("graph", help="catalog name or graph file")
     batch.add_argument("--fraction", type=_number(0, 1, low_open=True), required=True,
                        help="batch size as a fraction of |E|, e.g. 1e-4")
@@ -156,7 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--seed", type=_non_negative_int, default=42, help="random seed (default 42)")
     batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")
 
-    kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm")
+    kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm",
+                          description="Detect cycles with level-synchronous Kahn's algorithm; one JSON object on "
+                                      "stdout: is_dag, the vertices processed, the levels and the vertices left "
+                                      "on or behind a cycle. The self-loop added on every vertex is removed first "
+                                      "unless --keep-self-loops.")
     kahn.add_argument("graph", help="catalog name or graph file")
     kahn.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     kahn.add_argument("--keep-self-loops", action="store_true",
@@ -257,12 +266,17 @@ def _run_pagerank(args) -> None:
             tables.append(ranks.table(result.ranks, vertex_ids, approach=approach, batch_index=index, top=args.top))
         return result.ranks
 
-    def reference(current):
-        return pagerank.reference(current, options, backend=backend) if args.reference else None
+    def reference(current, bar):
+        if not args.reference:
+            return None
+        ranks_ref = pagerank.reference(current, options, backend=backend)
+        bar.update()
+        return ranks_ref
 
+    references = 1 if args.reference else 0  # reference solves per graph the runs are compared on
     if not args.batch:
-        with _progress(args.repeat, "static") as bar:
-            run("static", None, graph, None, None, None, reference(graph), _edge_counts(graph), bar)
+        with _progress(args.repeat + references, "solves") as bar:
+            run("static", None, graph, None, None, None, reference(graph, bar), _edge_counts(graph), bar)
     else:
         from dynpr.batches import apply_batch, read_batch_params, read_batches
         from dynpr.validate import check_made_for
@@ -273,16 +287,17 @@ def _run_pagerank(args) -> None:
         # Random batches (the paper's static-graph experiment, `dynpr batch`) each update
         # GRAPH on their own; any other file is a sequence (temporal slices: GRAPH is the base).
         independent = params.get("experiment") == "random"
-        base_ranks = pagerank.static(graph, options, backend=backend).ranks
-        previous = dict.fromkeys(approaches, base_ranks)
         old = graph
-        with _progress(len(batches) * len(approaches) * args.repeat, "batches") as bar:
+        # the Static solve the dynamic approaches start from, each run, each batch's reference solve
+        with _progress(1 + len(batches) * (len(approaches) * args.repeat + references), "solves") as bar:
+            previous = dict.fromkeys(approaches, pagerank.static(graph, options, backend=backend).ranks)
+            bar.update()
             for index, batch in enumerate(batches):
                 try:
                     current = apply_batch(old, batch, strict=True)
                 except ValueError as err:
                     raise BatchError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
-                ref = reference(current)
+                ref = reference(current, bar)
                 counts = _edge_counts(current)
                 for approach in approaches:
                     last = run(approach, old, current, batch, index, previous[approach], ref, counts, bar)

@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import shutil
+import socket
 import tarfile
 import threading
 import time
@@ -235,6 +236,12 @@ def _http_fetch(url: str, part: Path, *, session: requests.Session, connect_time
     from tqdm import tqdm
 
     name = part.name.removesuffix(".part")
+    host = urlparse(url).hostname
+    try:  # at once: the session's retries would take half a minute to say the same
+        socket.getaddrinfo(host, None)
+    except socket.gaierror as err:
+        raise DownloadError(f"{url}: cannot resolve the host {host} ({err.strerror or err}); check the network "
+                            f"or set ${MIRROR_ENV} to a mirror") from None
     started = time.monotonic()
     give_up_at = started + deadline
     state: dict = {}
@@ -366,6 +373,7 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int
         a ``.part`` file is kept only after a transient interruption, to resume.
     """
     dest = Path(dest)
+    created = [folder for folder in (dest.parent, *dest.parent.parents) if not folder.exists()]
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     source = mirrored_source(url, mirror)
@@ -382,6 +390,11 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int
         raise  # keep the .part: the next run resumes it
     except DownloadError:
         part.unlink(missing_ok=True)
+        for folder in created:  # a failed download leaves nothing behind, not even an empty datasets/raw/
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise
     os.replace(part, dest)
     log.info("%s: complete (%d bytes)", dest, dest.stat().st_size)
