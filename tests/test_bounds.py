@@ -9,6 +9,7 @@ tracemalloc confirms (no gzip bomb is inflated beyond a few MB).
 from __future__ import annotations
 
 import gzip
+import re
 import io
 import tarfile
 import time
@@ -163,7 +164,7 @@ def test_line_longer_than_a_block_is_refused(tmp_path, monkeypatch):
     path = tmp_path / "e.txt"
     path.write_bytes(b"1 2\n" + b"3" * 5000)
     monkeypatch.setattr(readers, "TEXT_BLOCK_BYTES", 1000)
-    with pytest.raises(ParseError, match="a line longer than 1,000 bytes"):
+    with pytest.raises(ParseError, match="line 2 is longer than 1,000 bytes: not a text graph file"):
         read_snap(path)
 
 
@@ -276,3 +277,26 @@ def test_graph_from_many_vertices_fits_when_memory_allows(host_memory):
     host_memory(10**9)
     graph, *_ = build_graph(EdgeData(np.array([0]), np.array([1]), num_vertices=1000))
     assert isinstance(graph, Graph) and graph.num_vertices == 1000
+
+
+@pytest.mark.parametrize("name, call", [
+    ("e.txt.gz", lambda path: read_edges(path)),  # the format is guessed from the first data line
+    ("m.mtx.gz", read_matrix_market),  # the banner
+    ("e.txt.gz", lambda path: read_snap(path)),  # the blocks of the parse
+])
+def test_a_line_without_end_is_not_read_whole(tmp_path, monkeypatch, name, call):
+    path = gzip_bomb(tmp_path / name, 0.25, line=b"7" * 64)  # 256 MiB without a newline
+    monkeypatch.setattr(readers, "MAX_LINE_BYTES", MB)
+    monkeypatch.setattr(readers, "TEXT_BLOCK_BYTES", MB)
+    peak, raised = traced_peak(lambda: call(path))
+    assert isinstance(raised, ParseError), raised
+    assert re.search(r"line 1 is longer than 1,048,576 bytes: not a text graph file", str(raised)), raised
+    assert peak < 16 * MB
+
+
+def test_search_for_the_bad_line_reads_lines_bounded(tmp_path, monkeypatch):
+    path = tmp_path / "e.txt"
+    path.write_bytes(b"1 2\n" + b"7" * (2 * MB) + b"\n3 4\n")  # one block, a line the parser cannot take
+    monkeypatch.setattr(readers, "MAX_LINE_BYTES", MB)
+    with pytest.raises(ParseError, match=r"e\.txt: line 2 is longer than 1,048,576 bytes: not a text graph file"):
+        read_snap(path)

@@ -26,3 +26,10 @@ def test_read_input_names_the_file_and_the_fix(tmp_path):
     bad.write_text("garbage")
     with pytest.raises(ValueError, match=r"temporal_0.001.npz: cannot be read .*delete it and rerun snakemake"):
         jobs.read_input(bad, read_batches)
+
+
+def test_memory_error_without_a_message_still_says_what(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        with jobs.script_errors("prepare", "CollegeMsg", tmp_path / "x.log"):
+            raise MemoryError()
+    assert capsys.readouterr().err.strip() == "dynpr: prepare for CollegeMsg: MemoryError: not enough memory"

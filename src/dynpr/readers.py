@@ -62,6 +62,21 @@ def _open_text(path: Path):
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
+#: Longest line read one at a time (headers, the search for a bad line): a "line" without a newline
+#: in a file that inflates to GBs must not be read whole.
+MAX_LINE_BYTES = 1 << 20
+
+
+def _lines(fh, name: str):
+    """The lines of a binary stream, each read with a bound of :data:`MAX_LINE_BYTES`."""
+    number = 0
+    while line := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise ParseError(f"{name}: line {number} is longer than {MAX_LINE_BYTES:,} bytes: not a text graph file")
+        yield line
+
+
 def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
     """Return ``(line number, reason)`` of the first line that is not ``ncols`` ids.
 
@@ -69,7 +84,7 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
     """
     data_line = re.compile(rb"^\s*" + rb"\s+".join([_ID.encode()] * ncols) + rb"\s*$")
     with _open_text(path) as fh:
-        for number, line in enumerate(fh, start=1):
+        for number, line in enumerate(_lines(fh, str(path)), start=1):
             data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
             if _COMMENT_OR_BLANK.match(data) or data_line.match(data):
                 continue
@@ -109,14 +124,16 @@ def build_bytes(records: int, vertices: int) -> int:
 def _text_blocks(fh, name: str):
     """Blocks of whole lines, about :data:`TEXT_BLOCK_BYTES` each, from a binary stream (read in
     bounded pieces, also through gzip)."""
-    rest = b""
+    rest, lines = b"", 0
     while data := fh.read(TEXT_BLOCK_BYTES):
         data = rest + data
         cut = data.rfind(b"\n") + 1
         if cut == 0 and len(data) > TEXT_BLOCK_BYTES:
-            raise ParseError(f"{name}: a line longer than {TEXT_BLOCK_BYTES:,} bytes: not a text edge list")
+            raise ParseError(f"{name}: line {lines + 1} is longer than {TEXT_BLOCK_BYTES:,} bytes: not a text "
+                             "graph file")
         rest = data[cut:]
         if cut:
+            lines += data.count(b"\n", 0, cut)
             yield data[:cut]
     if rest:
         yield rest
@@ -251,7 +268,8 @@ def read_mm_header(fh, name: str) -> MMHeader:
     ParseError
         For a missing or unknown banner, a non-coordinate layout, or a malformed size line.
     """
-    banner = fh.readline().decode("utf-8", "replace").split()
+    lines = _lines(fh, name)
+    banner = next(lines, b"").decode("utf-8", "replace").split()
     if len(banner) != 5 or banner[0].lower() != "%%matrixmarket" or banner[1].lower() != "matrix":
         raise ParseError(f"{name}: not a Matrix Market file: first line must be "
                          f"'%%MatrixMarket matrix coordinate <field> <symmetry>', got {' '.join(banner)[:80]!r}")
@@ -261,7 +279,7 @@ def read_mm_header(fh, name: str) -> MMHeader:
     if field not in _MM_FIELDS or symmetry not in _MM_SYMMETRIES:
         raise ParseError(f"{name}: line 1: unknown Matrix Market field {field!r} or symmetry {symmetry!r}")
     number = 1
-    for line in fh:  # comments and blank lines, then the size line
+    for line in lines:  # comments and blank lines, then the size line
         number += 1
         if line.lstrip().startswith(b"%") or not line.strip():
             continue
@@ -274,12 +292,12 @@ def read_mm_header(fh, name: str) -> MMHeader:
     raise ParseError(f"{name}: no size line after the Matrix Market banner")
 
 
-def _find_bad_mm_line(fh, first: int, ncols: int, rows: int) -> tuple[int, str]:
+def _find_bad_mm_line(fh, name: str, first: int, ncols: int, rows: int) -> tuple[int, str]:
     """``(line number, reason)`` of the first malformed entry at or after line ``first`` of the stream ``fh``.
 
     Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
     """
-    for number, line in enumerate(fh, start=1):
+    for number, line in enumerate(_lines(fh, name), start=1):
         if number < first or line.lstrip().startswith(b"%") or not line.strip():
             continue
         text = line.decode("utf-8", "replace").rstrip("\r\n")
@@ -355,7 +373,7 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
     except (ValueError, OverflowError, pd.errors.ParserError):
         ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
         with (reopen or open_stream)() as fh:
-            number, reason = _find_bad_mm_line(fh, header.first_entry_line, ncols, rows)
+            number, reason = _find_bad_mm_line(fh, name, header.first_entry_line, ncols, rows)
         raise ParseError(f"{name}: line {number}: {reason}") from None
     if count != entries:
         raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
@@ -557,7 +575,7 @@ def detect_format(path: str | Path) -> str:
         return "matrix-market"
     with _open_text(path) as fh:
         try:
-            for line in fh:
+            for line in _lines(fh, str(path)):
                 if not _COMMENT_OR_BLANK.match(line):
                     return "snap-temporal" if len(line.split()) == 3 else "snap-edgelist"
         except (EOFError, OSError, zlib.error) as err:

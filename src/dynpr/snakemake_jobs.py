@@ -64,7 +64,8 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     try:
         yield log
     except Exception as exc:  # every failure becomes one line for the user
-        line = f"dynpr: {rule} for {target}: {type(exc).__name__}: {exc}"
+        detail = str(exc) or ("not enough memory" if isinstance(exc, MemoryError) else "(no message)")
+        line = f"dynpr: {rule} for {target}: {type(exc).__name__}: {detail}"
         if handle:
             handle.write(traceback.format_exc())
         log(line)
