@@ -214,8 +214,9 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
                                      else f"{path}: cannot parse as {ncols}-column SNAP file")
                 blocks.append(values)
                 records += len(values)
-                # the blocks, their concatenation, then the graph built from them
-                check_host_fits(16 * ncols * records + BUILD_BYTES_PER_RECORD * records, f"{path}: graph")
+                # still to allocate (the blocks read so far are held already, outside what is available):
+                # their concatenation, then the graph built from it
+                check_host_fits((8 * ncols + BUILD_BYTES_PER_RECORD) * records, f"{path}: graph")
     except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as err:
         raise ParseError(f"{path}: corrupt or truncated gzip ({err}); delete it and download again") from None
     if records == 0:
