@@ -4,7 +4,9 @@ Graphs read from a file (a prepared ``.npz``, a temporal base) pass
 :func:`check_graph` (shapes, integer dtypes, monotone offsets, ids in range,
 rows sorted without duplicates, a self-loop on every vertex, and a CSR that
 describes the same edges as its transpose) and carry a sha256 of their CSR
-(:attr:`Graph.sha256 <dynpr.graph.Graph.sha256>`) that :func:`read_graph_npz` verifies. Batch ids are
+(:attr:`Graph.sha256 <dynpr.graph.Graph.sha256>`) and one of every other array
+(:func:`arrays_digest`) that :func:`read_graph_npz` verifies. Every ``.npz`` is
+measured from its ``.npy`` headers before any array is read (:func:`check_npz_header`). Batch ids are
 range-checked in the dtype they arrived in, before any cast to int32
 (:func:`as_vertex_ids`), and a batch file records the graph it was made for
 (:func:`graph_record`, :func:`check_made_for`). :func:`check_update_inputs`
