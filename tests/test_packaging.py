@@ -81,3 +81,25 @@ def test_library_and_cli_never_import_snakemake():
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_cpu_environments_need_no_cuda_and_snakemake_is_the_workflow_extra(repo_root):
+    """environment.yml and the CPU rule environment build without CUDA (macOS); CuPy comes from the GPU
+    files only; pip users get Snakemake from the workflow extra, which test and slurm include."""
+    import yaml
+
+    def packages(relative):
+        deps = yaml.safe_load((repo_root / relative).read_text())["dependencies"]
+        return {d.split(">")[0].split("=")[0].split("<")[0].strip() for d in deps if isinstance(d, str)}
+    for cpu in ("environment.yml", "workflow/envs/dynpr.yaml"):
+        assert not packages(cpu) & {"cupy", "cuda-version"}, cpu
+    for gpu in ("environment-gpu.yml", "workflow/envs/dynpr-gpu.yaml"):
+        assert {"cupy", "cuda-version"} <= packages(gpu), gpu
+    with open(repo_root / "pyproject.toml", "rb") as fh:
+        project = tomllib.load(fh)["project"]
+    assert not any(d.startswith("snakemake") for d in project["dependencies"])
+    extras = project["optional-dependencies"]
+    assert any(d.startswith("snakemake>=") for d in extras["workflow"])
+    assert "dynpr[workflow]" in extras["test"] and "dynpr[workflow]" in extras["slurm"]
+    readme = (repo_root / "README.md").read_text()
+    assert "pip install -e '.[workflow]' && snakemake --cores 1 figures" in readme
