@@ -349,3 +349,53 @@ def test_progress_counts_every_solve_with_the_references(tmp_path, monkeypatch, 
     assert main(["pagerank", str(graph_file), "--batch", str(batch_file), "--approach", "nd,dfp",
                  "--repeat", "2", "--reference", "--backend", "cpu"]) == 0
     assert totals == [(1 + 2 * (2 * 2 + 1), "solves")] and sum(updates) == totals[0][0]
+
+
+@pytest.mark.parametrize("container", ["mtx", "mtx.gz", "tar.gz"])
+@pytest.mark.parametrize("entry", ["1 2.0", "1e0 2", "+1 2"])
+def test_matrix_market_pattern_ids_parse_as_digits_only(tmp_path, container, entry):
+    import gzip
+    import io
+    import tarfile
+
+    from dynpr.readers import read_edges
+
+    text = f"%%MatrixMarket matrix coordinate pattern general\n% c 2.5e3 -1\n5 5 3\n3 4\n{entry}\n2 3\n".encode()
+    path = tmp_path / f"g.{container}"
+    if container == "tar.gz":
+        with tarfile.open(path, "w:gz") as tar:
+            info = tarfile.TarInfo("g/g.mtx")
+            info.size = len(text)
+            tar.addfile(info, io.BytesIO(text))
+    else:
+        path.write_bytes(gzip.compress(text) if container.endswith(".gz") else text)
+    with pytest.raises(ParseError, match=rf"line 5: expected two positive integer ids, got '{re.escape(entry)}'"):
+        read_edges(path)
+
+
+def test_matrix_market_values_may_hold_signs_and_points(tmp_path):
+    from dynpr.readers import read_matrix_market
+
+    path = tmp_path / "r.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 -2.5e-3\n2 3 +1.0\n")
+    assert read_matrix_market(path).src.tolist() == [0, 1]
+
+
+def test_digits_only_stream_follows_a_comment_across_pieces():
+    import io
+
+    from dynpr.readers import _DigitsOnly
+
+    def read_in_pieces(data: bytes, size: int) -> bytes:
+        stream, out = _DigitsOnly(io.BytesIO(data)), b""
+        while True:
+            buffer = bytearray(size)
+            n = stream.readinto(buffer)
+            if not n:
+                return out
+            out += bytes(buffer[:n])
+    text = b"1 2\n% a comment 2.0 e+ spanning pieces\n3 4\n"
+    for size in (1, 3, 7, 64):
+        assert read_in_pieces(text, size) == text
+        with pytest.raises(ValueError, match="not digits only"):
+            read_in_pieces(text + b"5 6.0\n", size)

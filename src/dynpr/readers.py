@@ -139,22 +139,48 @@ def _text_blocks(fh, name: str):
         yield rest
 
 
-def _odd_bytes_outside_comments(block: bytes) -> bool:
-    """Whether ``block`` has a byte other than digits and separators outside ``#`` comments: a sign,
-    a decimal point or an exponent (``-1``, ``2.0``, ``1e3``) makes an id no integer."""
+def _odd_bytes_outside_comments(block: bytes, comment: bytes = b"#", in_comment: bool = False) -> bool:
+    """Whether ``block`` has a byte other than digits and separators outside comments (``comment`` to
+    the end of the line; ``in_comment``: the block starts inside one): a sign, a decimal point or an
+    exponent (``-1``, ``2.0``, ``1e3``) makes an id no integer."""
     if not block.translate(None, _DATA_CHARS):  # the usual case, at memory speed
         return False
     raw = np.frombuffer(block, dtype=np.uint8)
     odd = np.flatnonzero(~_DATA_BYTES[raw])
-    if odd.size == 0:
-        return False
-    hashes = np.flatnonzero(raw == ord("#"))
+    marks = np.flatnonzero(raw == comment[0])
     newlines = np.flatnonzero(raw == ord("\n"))
-    last_hash = np.searchsorted(hashes, odd, side="right") - 1
+    last_mark = np.searchsorted(marks, odd, side="right") - 1
     last_newline = np.searchsorted(newlines, odd, side="right") - 1
-    hash_at = np.where(last_hash >= 0, hashes[last_hash.clip(0)] if hashes.size else -1, -1)
-    newline_at = np.where(last_newline >= 0, newlines[last_newline.clip(0)] if newlines.size else -1, -1)
-    return bool(np.any(hash_at <= newline_at))  # no '#' since the line began: not in a comment
+    # before any mark or newline of the block: a comment iff the block starts in one (-1 > -2)
+    mark_at = np.where(last_mark >= 0, marks[last_mark.clip(0)] if marks.size else 0, -1 if in_comment else -3)
+    newline_at = np.where(last_newline >= 0, newlines[last_newline.clip(0)] if newlines.size else 0, -2)
+    return bool(np.any(mark_at < newline_at))  # no mark since the line began: not in a comment
+
+
+class _DigitsOnly(io.RawIOBase):
+    """A stream of Matrix Market pattern entries, refused (``ValueError``) at the first piece with a
+    byte other than digits and separators outside ``%`` comments: the parser would read ``2.0`` or
+    ``1e3`` as an integer id."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.in_comment = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readinto(self, buffer) -> int:
+        data = self.stream.read(len(buffer))
+        others = data.translate(None, _DATA_CHARS)  # usually empty: no comment, nothing to look at
+        if others and _odd_bytes_outside_comments(data, b"%", self.in_comment):
+            raise ValueError("an id that is not digits only")
+        newline = data.rfind(b"\n")
+        self.in_comment = (bool(others) and data.rfind(b"%") > newline) or (self.in_comment and newline < 0)
+        buffer[:len(data)] = data
+        return len(data)
 
 
 def _parse_block(block: bytes, ncols: int) -> np.ndarray | None:
@@ -353,8 +379,10 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
             check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
             src = np.empty(capacity, dtype=VERTEX_DTYPE)
             dst = np.empty(capacity, dtype=VERTEX_DTYPE)
-            chunks = pd.read_csv(fh, sep=r"\s+", header=None, comment="%", usecols=[0, 1], dtype=np.int64,
-                                 engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
+            # pattern entries are ids alone, checked as digits; other fields' values may hold signs and points
+            entries_stream = io.BufferedReader(_DigitsOnly(fh)) if header.field == "pattern" else fh
+            chunks = pd.read_csv(entries_stream, sep=r"\s+", header=None, comment="%", usecols=[0, 1],
+                                 dtype=np.int64, engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
             for chunk in chunks:
                 ids = chunk.to_numpy()
                 if count + len(ids) > entries:
