@@ -10,6 +10,17 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# This process runs the checkout's code (src/) too, also where dynpr is installed without -e:
+# the code the rules track (plots, claims) is then the code the jobs run.
+if os.path.isdir(os.path.join(workflow.basedir, "src", "dynpr")):
+    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+
+if os.path.isfile("config.yaml"):  # Snakemake's own parse error names neither the file nor the line
+    from dynpr.validate import load_yaml
+
+    load_yaml("config.yaml", "config")
+
+
 configfile: "config.yaml"
 
 

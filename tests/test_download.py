@@ -279,7 +279,8 @@ def test_silent_server_fails_within_the_stall_limit_with_waiting_lines(tmp_path,
             download(UPSTREAM + "x.txt.gz", tmp_path / "raw/x.txt.gz", mirror=f"http://127.0.0.1:{port}",
                      session=make_session(retries=1, backoff=0), connect_timeout=2, stall=1)
         assert time.monotonic() - started < 10
-    assert any("waiting for data: nothing for" in r.getMessage() for r in caplog.records)
+    assert any("waiting for data: nothing for" in r.getMessage() and r.levelname == "WARNING"
+               for r in caplog.records)  # shown off a terminal too, where info lines are not
     assert _leftovers(tmp_path) == []
 
 
@@ -293,3 +294,27 @@ def test_stalled_transfer_is_detected_and_resumed(server, tmp_path, monkeypatch,
     assert time.monotonic() - started < 4  # the stall limit, not the server, ended the first attempt
     assert [r for _, r in server.requests][1].startswith("bytes=")  # resumed where it stalled
     assert any("waiting for data: nothing for" in r.getMessage() for r in caplog.records)
+
+
+def test_failed_download_leaves_no_folder_behind(server, tmp_path):
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        _get(server, tmp_path, "missing.txt.gz", {"status": 404})
+    assert not (tmp_path / "raw").exists()  # not even the empty folder it made
+    (tmp_path / "raw").mkdir()
+    with pytest.raises(DownloadError):
+        _get(server, tmp_path, "missing.txt.gz", {"status": 404})
+    assert (tmp_path / "raw").is_dir()  # a folder that was there stays
+
+
+def test_unresolvable_host_is_reported_at_once(tmp_path, monkeypatch):
+    import socket
+
+    def no_dns(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    started = time.monotonic()
+    with pytest.raises(DownloadError, match=r"^https://snap.example/x.txt.gz: cannot resolve the host snap.example "
+                                            r"\(Name or service not known\); check the network"):
+        download("https://snap.example/x.txt.gz", tmp_path / "raw" / "x.txt.gz", session=make_session(backoff=1))
+    assert time.monotonic() - started < 1
+    assert not (tmp_path / "raw").exists()

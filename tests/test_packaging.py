@@ -6,6 +6,7 @@ import glob
 import shutil
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,44 @@ def test_version_and_bare_usage(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("dynpr ")
+
+
+def test_library_and_cli_never_import_snakemake():
+    """Snakemake is the workflow extra's: every module of dynpr and a whole CLI run do without it."""
+    import subprocess
+    import sys
+
+    code = ("import pkgutil, importlib, sys, dynpr, dynpr.cli\n"
+            "for m in pkgutil.walk_packages(dynpr.__path__, 'dynpr.'):\n"
+            "    if m.name.endswith('__main__'): continue\n"
+            "    try: importlib.import_module(m.name)\n"
+            "    except ImportError as err:\n"
+            "        if 'cupy' not in str(err): raise\n"
+            "dynpr.cli.main(['kahn', 'CollegeMsg', '--backend', 'cpu'])\n"
+            "print(sorted(n for n in sys.modules if n.split('.')[0] == 'snakemake'))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_cpu_environments_need_no_cuda_and_snakemake_is_the_workflow_extra(repo_root):
+    """environment.yml and the CPU rule environment build without CUDA (macOS); CuPy comes from the GPU
+    files only; pip users get Snakemake from the workflow extra, which test and slurm include."""
+    import yaml
+
+    def packages(relative):
+        deps = yaml.safe_load((repo_root / relative).read_text())["dependencies"]
+        return {d.split(">")[0].split("=")[0].split("<")[0].strip() for d in deps if isinstance(d, str)}
+    for cpu in ("environment.yml", "workflow/envs/dynpr.yaml"):
+        assert not packages(cpu) & {"cupy", "cuda-version"}, cpu
+    for gpu in ("environment-gpu.yml", "workflow/envs/dynpr-gpu.yaml"):
+        assert {"cupy", "cuda-version"} <= packages(gpu), gpu
+    with open(repo_root / "pyproject.toml", "rb") as fh:
+        project = tomllib.load(fh)["project"]
+    assert not any(d.startswith("snakemake") for d in project["dependencies"])
+    extras = project["optional-dependencies"]
+    assert any(d.startswith("snakemake>=") for d in extras["workflow"])
+    assert "dynpr[workflow]" in extras["test"] and "dynpr[workflow]" in extras["slurm"]
+    readme = (repo_root / "README.md").read_text()
+    assert "pip install -e '.[workflow]' && snakemake --cores 1 figures" in readme

@@ -38,3 +38,47 @@ def test_cupy_out_of_memory_becomes_one_line_saying_what_to_change(tmp_path, cap
     assert "\n" not in line and line.startswith("dynpr: run_experiment for rmat-26: the GPU ran out of memory (")
     assert "1,346,458,112 bytes (allocated so far: 83 GB)" in line and "largest batch fractions" in line
     assert "Traceback" in log.read_text()  # the traceback goes to the job's log only
+
+
+def test_memory_error_without_a_message_still_says_what(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        with jobs.script_errors("prepare", "CollegeMsg", tmp_path / "x.log"):
+            raise MemoryError()
+    assert capsys.readouterr().err.strip() == "dynpr: prepare for CollegeMsg: MemoryError: not enough memory"
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (not gone, not a zombie waiting for a parent that does not reap it)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_job_stops_when_its_snakemake_is_killed(tmp_path):
+    """kill -9 of Snakemake: its job notices within a few seconds and exits through SIGTERM."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    job = tmp_path / "job.py"
+    job.write_text("import time\nfrom dynpr import snakemake_jobs as jobs\njobs.WATCH_PARENT_S = 0.1\n"
+                   "with jobs.script_errors('run', 'x', None):\n    time.sleep(60)\n")
+    parent = tmp_path / "snakemake_stand_in.py"  # its command line names snakemake, as Snakemake's does
+    parent.write_text(f"import subprocess, sys\np = subprocess.Popen([sys.executable, {str(job)!r}])\n"
+                      "print(p.pid, flush=True)\np.wait()\n")
+    proc = subprocess.Popen([sys.executable, str(parent)], stdout=subprocess.PIPE, text=True)
+    child = int(proc.stdout.readline())
+    time.sleep(1.0)  # the job runs
+    assert _running(child)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stopped = not _running(child)
+    if not stopped:
+        os.kill(child, signal.SIGKILL)
+    assert stopped, "the job kept running after its Snakemake was killed"

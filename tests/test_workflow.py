@@ -120,7 +120,12 @@ def test_tolerance_change_reruns_runs_but_not_batches(workflow):
 
 @pytest.mark.parametrize("config,line", [
     ("datasets=[NoSuchGraph]", "dynpr: unknown dataset 'NoSuchGraph'"),
-    ("repeat=2.0", "dynpr: config: repeat: must be an integer, got 2.0"),  # the schema alone would let it pass
+    # the schema alone would let it pass
+    ("repeat=2.0", "dynpr: config (config.yaml, --config): repeat: must be an integer, got 2.0"),
+    # the unknown key alone, not the whole schema
+    ("nosuchkey=1", "dynpr: config (config.yaml, --config): top level: Additional properties are not allowed "
+                    "('nosuchkey' was unexpected)"),
+    ("backend=tpu", "dynpr: config (config.yaml, --config): backend: 'tpu' is not one of"),
 ])
 def test_bad_config_is_one_clear_line(workflow, config, line):
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
@@ -128,6 +133,24 @@ def test_bad_config_is_one_clear_line(workflow, config, line):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert line in proc.stdout + proc.stderr
+    assert "$defs" not in proc.stdout + proc.stderr
+
+
+def test_config_that_is_not_yaml_names_the_file_and_line(tmp_path):
+    """Also: the workflow's process imports the checkout's src/, not an installed copy."""
+    for name in ("Snakefile", "workflow", "src"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, tmp_path / name)
+    copy = tmp_path / "src" / "dynpr" / "validate.py"
+    copy.write_text(copy.read_text().replace("is not valid YAML:", "is not valid YAML (checkout copy):"))
+    (tmp_path / "datasets").mkdir()
+    shutil.copy(REPO / "datasets" / "catalog.yaml", tmp_path / "datasets")
+    (tmp_path / "config.yaml").write_text("backend: cpu\ndatasets: [CollegeMsg\nseed: 1\n")
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "--dry-run"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0
+    assert re.search(r"config\.yaml: config is not valid YAML \(checkout copy\): line 3, column \d+: ",
+                     proc.stdout + proc.stderr), proc.stderr[-2000:]
 
 
 def test_report_has_every_figure_with_its_caption(workflow):

@@ -98,10 +98,53 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except OSError as err:
         if err.filename is not None and str(err.filename) not in (str(tmp), str(path), str(path.parent)):
             raise  # not about the output: let the caller's handler name it
-        raise ResourceError(f"{path}: cannot write ({err.strerror or err})") from None
+        detail = str(err.strerror or err).replace(str(tmp), str(path))  # name the output, not its temporary name
+        raise ResourceError(f"{path}: cannot write ({detail})") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def check_output(path: str | Path, flag: str, inputs=()) -> None:
+    """Refuse, before any work, an output that cannot be written or that is one of the ``inputs``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file.
+    flag : str
+        The option that names it, for messages (``--out``).
+    inputs : iterable of str or Path
+        Files the run reads; writing over one would replace it with the result.
+
+    Raises
+    ------
+    InputError
+        If ``path`` is a folder or one of ``inputs``.
+    ResourceError
+        If its folder cannot be created or written.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{flag} {path}: is a folder; give a file name")
+    for source in inputs:
+        if source is not None and _same_file(path, Path(source)):
+            raise InputError(f"{flag} {path}: is an input of this run ({source}); writing it would replace the "
+                             "input: give another file name")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ResourceError(f"{flag} {path}: cannot create its folder ({folder} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ResourceError(f"{flag} {path}: cannot write (folder {folder} is not writable)")
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

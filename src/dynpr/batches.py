@@ -622,9 +622,13 @@ def read_batches(path: str | Path) -> list[Batch]:
         except ValueError as err:
             raise BatchError(str(err)) from None
     del_ptr, ins_ptr = arrays["del_ptr"], arrays["ins_ptr"]
-    for ptr, name, length in ((del_ptr, "del_ptr", len(arrays["del_src"])), (ins_ptr, "ins_ptr", len(arrays["ins_src"]))):
-        if len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != length or np.any(np.diff(ptr) < 0):
-            raise BatchError(f"{path}: {name} is not a pointer array from 0 to {length}")
+    for ptr, name, fields in ((del_ptr, "del_ptr", ("del_src", "del_dst")), (ins_ptr, "ins_ptr", ("ins_src", "ins_dst"))):
+        if len(ptr) < 2 or ptr[0] != 0 or np.any(np.diff(ptr) < 0):
+            raise BatchError(f"{path}: {name} is not a pointer array from 0 (non-decreasing, 2 entries at least)")
+        for field in fields:  # every array, not only the first: an extra entry is never dropped
+            if len(arrays[field]) != ptr[-1]:
+                raise BatchError(f"{path}: {field} holds {len(arrays[field])} entries, its pointers {name} end at "
+                                 f"{int(ptr[-1])}")
     if len(del_ptr) != len(ins_ptr):
         raise BatchError(f"{path}: del_ptr and ins_ptr differ in length ({len(del_ptr)} vs {len(ins_ptr)})")
     return [

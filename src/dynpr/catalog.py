@@ -12,6 +12,7 @@ later download, on any machine that has the committed lock file, must match.
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import functools
 import sys
@@ -22,7 +23,8 @@ from urllib.parse import urlparse
 import jsonschema
 import yaml
 
-from dynpr.errors import CatalogError, UnknownDatasetError
+from dynpr.errors import CatalogError, InputError, UnknownDatasetError
+from dynpr.validate import load_yaml, yaml_error_line
 
 DEFAULT_CATALOG = Path("datasets/catalog.yaml")
 #: sha256 and size of verified downloads, beside the catalog (commit it)
@@ -116,13 +118,14 @@ def _read_lock(path: Path) -> dict[str, dict]:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
-        raise CatalogError(f"{path}: not valid YAML ({err}); fix or delete it") from None
+        raise CatalogError(f"{path}: not valid YAML ({yaml_error_line(err)}); delete it: dynpr writes it "
+                           "again as downloads are verified") from None
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or not all(
             isinstance(v, dict) and isinstance(v.get("sha256"), str) and len(v["sha256"]) == 64
             and isinstance(v.get("size"), int) and v["size"] >= 0 for v in files.values()):
         raise CatalogError(f"{path}: expected 'files: {{<file name>: {{sha256: <64 hex>, size: <bytes>}}}}'; "
-                           "fix or delete it")
+                           "delete it: dynpr writes it again as downloads are verified")
     return files
 
 
@@ -165,8 +168,10 @@ def record_verified(dataset: "Dataset", path: str | Path, sha256: str) -> None:
 def _load(path: Path, _key: tuple) -> dict[str, Dataset]:
     if not path.is_file():
         raise CatalogError(f"{path}: dataset catalog not found; run from the repository root")
-    with open(path) as fh:
-        data = yaml.safe_load(fh)
+    try:
+        data = load_yaml(path, "dataset catalog")
+    except InputError as err:
+        raise CatalogError(str(err)) from None
     # the schema beside the catalog (a checkout, or share/dynpr), else the package's own
     schema_path = path.resolve().parent.parent / SCHEMA_RELATIVE
     if not schema_path.is_file():
@@ -249,8 +254,11 @@ def get_dataset(name: str, catalog: dict[str, Dataset] | str | Path | None = Non
     try:
         return catalog[name]
     except KeyError:
+        by_case = {known.lower(): known for known in catalog}
+        close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.6)
+        hint = f"did you mean {by_case[close[0]]!r}? " if close else ""
         raise UnknownDatasetError(
-            f"unknown dataset {name!r}; known datasets: {', '.join(sorted(catalog))} "
+            f"unknown dataset {name!r}; {hint}known datasets: {', '.join(sorted(catalog))} "
             "(add it to datasets/catalog.yaml)"
         ) from None
 

@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dynpr import APPROACHES
+from dynpr.atomic_files import check_output
 from dynpr.backend import BACKENDS
 from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
 
@@ -145,7 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="exit 1 when a run stops at --max-iterations before meeting --tolerance "
                          "(default: report \"converged\": false and go on)")
 
-    batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)")
+    batch = sub.add_parser("batch", help="write random 80/20 batch updates for a graph (input for pagerank --batch)",
+                           description="Write COUNT random batches for GRAPH to a batch file (.npz), each an "
+                                       "independent update of GRAPH: FRACTION x |E| edges, INSERT_SHARE of them "
+                                       "insertions of absent vertex pairs, the rest deletions of existing edges "
+                                       "(the paper's static-graph experiment). The file records the graph it was "
+                                       "made for; pagerank --batch refuses it on another.")
     batch.add_argument("graph", help="catalog name or graph file")
     batch.add_argument("--fraction", type=_number(0, 1, low_open=True), required=True,
                        help="batch size as a fraction of |E|, e.g. 1e-4")
@@ -155,7 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--seed", type=_non_negative_int, default=42, help="random seed (default 42)")
     batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")
 
-    kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm")
+    kahn = sub.add_parser("kahn", help="detect cycles with level-synchronous Kahn's algorithm",
+                          description="Detect cycles with level-synchronous Kahn's algorithm; one JSON object on "
+                                      "stdout: is_dag, the vertices processed, the levels and the vertices left "
+                                      "on or behind a cycle. The self-loop added on every vertex is removed first "
+                                      "unless --keep-self-loops.")
     kahn.add_argument("graph", help="catalog name or graph file")
     kahn.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     kahn.add_argument("--keep-self-loops", action="store_true",
@@ -180,6 +190,22 @@ def _emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
 
+def _inputs(graph: str, *files: str | None) -> list[Path]:
+    """The files a run reads: GRAPH (for a catalog name, its prepared graph and source) and ``files``."""
+    from dynpr.catalog import get_dataset
+    from dynpr.prepare import GRAPH_SUFFIXES
+
+    path = Path(graph)
+    paths = [path, *(Path(f) for f in files if f)]
+    if path.is_file() or path.suffix in GRAPH_SUFFIXES or len(path.parts) > 1:
+        return paths
+    try:
+        dataset = get_dataset(graph)
+    except (KeyError, ValueError):
+        return paths  # not a catalog name either: reading GRAPH says so
+    return [*paths, Path("results/graphs") / f"{dataset.name}.npz", dataset.source_path]
+
+
 def _run_pagerank(args) -> None:
     from dynpr import pagerank, ranks
     from dynpr.backend import resolve_backend
@@ -195,6 +221,7 @@ def _run_pagerank(args) -> None:
         raise InputError("--top needs --ranks-out")
     if args.ranks_out:
         ranks.check_table_path(args.ranks_out)
+        check_output(args.ranks_out, "--ranks-out", _inputs(args.graph, args.batch))
     backend_name = args.backend
     if not args.self_loops:
         if args.batch:
@@ -239,12 +266,17 @@ def _run_pagerank(args) -> None:
             tables.append(ranks.table(result.ranks, vertex_ids, approach=approach, batch_index=index, top=args.top))
         return result.ranks
 
-    def reference(current):
-        return pagerank.reference(current, options, backend=backend) if args.reference else None
+    def reference(current, bar):
+        if not args.reference:
+            return None
+        ranks_ref = pagerank.reference(current, options, backend=backend)
+        bar.update()
+        return ranks_ref
 
+    references = 1 if args.reference else 0  # reference solves per graph the runs are compared on
     if not args.batch:
-        with _progress(args.repeat, "static") as bar:
-            run("static", None, graph, None, None, None, reference(graph), _edge_counts(graph), bar)
+        with _progress(args.repeat + references, "solves") as bar:
+            run("static", None, graph, None, None, None, reference(graph, bar), _edge_counts(graph), bar)
     else:
         from dynpr.batches import apply_batch, read_batch_params, read_batches
         from dynpr.validate import check_made_for
@@ -255,16 +287,17 @@ def _run_pagerank(args) -> None:
         # Random batches (the paper's static-graph experiment, `dynpr batch`) each update
         # GRAPH on their own; any other file is a sequence (temporal slices: GRAPH is the base).
         independent = params.get("experiment") == "random"
-        base_ranks = pagerank.static(graph, options, backend=backend).ranks
-        previous = dict.fromkeys(approaches, base_ranks)
         old = graph
-        with _progress(len(batches) * len(approaches) * args.repeat, "batches") as bar:
+        # the Static solve the dynamic approaches start from, each run, each batch's reference solve
+        with _progress(1 + len(batches) * (len(approaches) * args.repeat + references), "solves") as bar:
+            previous = dict.fromkeys(approaches, pagerank.static(graph, options, backend=backend).ranks)
+            bar.update()
             for index, batch in enumerate(batches):
                 try:
                     current = apply_batch(old, batch, strict=True)
                 except ValueError as err:
                     raise BatchError(f"{args.batch}: batch {index} does not fit {args.graph}: {err}") from None
-                ref = reference(current)
+                ref = reference(current, bar)
                 counts = _edge_counts(current)
                 for approach in approaches:
                     last = run(approach, old, current, batch, index, previous[approach], ref, counts, bar)
@@ -280,8 +313,7 @@ def _run_batch(args) -> None:
     from dynpr.batches import batch_rng, random_batch, write_batches
     from dynpr.prepare import read_graph
 
-    if Path(args.out).is_dir():  # before the work, not after it
-        raise InputError(f"--out {args.out}: is a folder; give a file name")
+    check_output(args.out, "--out", _inputs(args.graph))  # before the work, not after it
     graph, _ = read_graph(args.graph)
     batches = [random_batch(graph, args.fraction, args.insert_share, batch_rng(args.seed, str(args.graph),
                                                                                 args.fraction, repeat))
@@ -382,8 +414,10 @@ def main(argv: list[str] | None = None) -> int:
     except (DynprError, OSError, ValueError, KeyError, OverflowError, RuntimeError) as error:
         print(f"dynpr: error: {_message(error)}", file=sys.stderr)
         return _exit_code(error)
-    except MemoryError as error:  # host or device memory; the GPU engine says how much it needed
-        print(f"dynpr: error: {args.graph}: {error or 'not enough memory for this graph'}", file=sys.stderr)
+    except MemoryError as error:  # host or device memory; the checks and NumPy say how much was needed
+        message = str(error) or "not enough memory for this graph"
+        named = message if message.startswith(str(args.graph)) else f"{args.graph}: {message}"
+        print(f"dynpr: error: {named}", file=sys.stderr)
         return EXIT_RESOURCE
     except KeyboardInterrupt:
         print("dynpr: interrupted", file=sys.stderr)

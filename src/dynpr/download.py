@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import shutil
+import socket
 import tarfile
 import threading
 import time
@@ -40,6 +41,7 @@ from urllib3.util.retry import Retry
 from dynpr.atomic_files import sha256_file
 from dynpr.catalog import Dataset
 from dynpr.errors import DownloadChecksumError, DownloadError, InterruptedDownloadError
+from dynpr.readers import open_tar_stream
 
 log = logging.getLogger("dynpr.download")
 
@@ -170,7 +172,7 @@ def verify_file(path: Path, *, name: str, source: str, sha256: str | None = None
         if kind == "tar.gz":
             # stream mode reads every header and skips every member: a full pass
             # that detects truncation and corrupt blocks without extracting
-            with tarfile.open(path, mode="r|gz") as tar:
+            with open_tar_stream(path) as tar:
                 for _member in tar:
                     pass
         else:
@@ -216,7 +218,7 @@ class _Waiting:
             idle = time.monotonic() - self.last
             if idle >= WAIT_REPORT:
                 line = f"waiting for data: nothing for {idle:.0f} s (gives up at {self.stall:.0f} s)"
-                log.info("%s: %s", self.name, line)
+                log.warning("%s: %s", self.name, line)  # off a terminal too: a silent wait looks hung
                 self.bar.set_postfix_str(line, refresh=True)
 
     def __enter__(self) -> "_Waiting":
@@ -234,6 +236,12 @@ def _http_fetch(url: str, part: Path, *, session: requests.Session, connect_time
     from tqdm import tqdm
 
     name = part.name.removesuffix(".part")
+    host = urlparse(url).hostname
+    try:  # at once: the session's retries would take half a minute to say the same
+        socket.getaddrinfo(host, None)
+    except socket.gaierror as err:
+        raise DownloadError(f"{url}: cannot resolve the host {host} ({err.strerror or err}); check the network "
+                            f"or set ${MIRROR_ENV} to a mirror") from None
     started = time.monotonic()
     give_up_at = started + deadline
     state: dict = {}
@@ -365,6 +373,7 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int
         a ``.part`` file is kept only after a transient interruption, to resume.
     """
     dest = Path(dest)
+    created = [folder for folder in (dest.parent, *dest.parent.parents) if not folder.exists()]
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     source = mirrored_source(url, mirror)
@@ -381,6 +390,11 @@ def download(url: str, dest: str | Path, *, sha256: str | None = None, size: int
         raise  # keep the .part: the next run resumes it
     except DownloadError:
         part.unlink(missing_ok=True)
+        for folder in created:  # a failed download leaves nothing behind, not even an empty datasets/raw/
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise
     os.replace(part, dest)
     log.info("%s: complete (%d bytes)", dest, dest.stat().st_size)

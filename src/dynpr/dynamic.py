@@ -12,6 +12,7 @@ import numpy as np
 from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
+from dynpr.errors import BatchError, InputError
 from dynpr.graph import Graph, to_host
 from dynpr.pagerank import static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
@@ -56,8 +57,18 @@ class DynamicPageRank:
             from dynpr.gpu.resident import to_resident
 
             graph = to_resident(graph)
-        self.graph = graph
+        self._graph = graph
         self.result: PageRankResult = static(graph, self.options, backend=self.backend)
+
+    @property
+    def graph(self) -> Graph:
+        """The current graph, the one :attr:`result` holds the ranks of."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, _other) -> None:
+        raise InputError("DynamicPageRank.graph is the graph its ranks belong to and cannot be replaced; "
+                         "make a new DynamicPageRank(graph) for another graph")
 
     @property
     def ranks(self) -> np.ndarray:
@@ -71,13 +82,29 @@ class DynamicPageRank:
         -------
         numpy.ndarray
             The new ranks.
+
+        Raises
+        ------
+        InputError
+            If ``batch`` is not a :class:`~dynpr.batches.Batch`.
+        BatchError
+            If it does not fit the current graph (an edge deleted that is missing, or inserted that is
+            present): a batch made for another graph, or applied twice.
         """
+        if not isinstance(batch, Batch):
+            raise InputError(f"DynamicPageRank.update needs a dynpr.batches.Batch, not {type(batch).__name__}")
         if self.backend == "gpu":
             from dynpr.gpu.resident import to_resident_batch
 
             batch = to_resident_batch(batch)  # one upload for the apply and the run
-        new = apply_batch(self.graph, batch)
-        self.result = update(self.approach, self.graph, new, batch, self.result.ranks, self.options,
+        try:
+            new = apply_batch(self._graph, batch, strict=True)
+        except BatchError:
+            raise
+        except ValueError as err:
+            raise BatchError(f"the batch does not fit the current graph (made for another graph, or applied "
+                             f"twice?): {err}") from None
+        self.result = update(self.approach, self._graph, new, batch, self.result.ranks, self.options,
                              backend=self.backend)
-        self.graph = new
+        self._graph = new
         return self.ranks

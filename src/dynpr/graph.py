@@ -557,16 +557,17 @@ class Graph:
 
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
         """Write the graph (its ``vertex_ids`` too, and any extra arrays) to an ``.npz`` file atomically,
-        with its sha256."""
+        with its sha256 and one of the extra arrays (:func:`dynpr.validate.arrays_digest`)."""
         from dynpr.atomic_files import atomic_path
-        from dynpr.validate import DIGEST_KEY
+        from dynpr.validate import ARRAYS_DIGEST_KEY, DIGEST_KEY, arrays_digest
 
         if self.vertex_ids is not None:
             extra = {"vertex_ids": self.vertex_ids, **extra}
+        digests = {DIGEST_KEY: np.asarray(self.sha256), ARRAYS_DIGEST_KEY: np.asarray(arrays_digest(extra))}
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, offsets=self.offsets, targets=self.targets, in_offsets=self.in_offsets,
-                         sources=self.sources, **{DIGEST_KEY: np.asarray(self.sha256)}, **extra)
+                         sources=self.sources, **digests, **extra)
 
     @classmethod
     def load(cls, path: str | Path) -> "Graph":

@@ -21,7 +21,7 @@ from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.hostmem import check_host_fits
-from dynpr.readers import EdgeData, read_edges
+from dynpr.readers import EdgeData, build_bytes, read_edges
 from dynpr.rmat import generation_backend, rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
 
@@ -94,8 +94,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         )
     if not renumbered:
         vertex_ids = np.arange(n, dtype=np.int64)
-    # int64 keys, their sort, the CSR's rows and columns before narrowing, the transpose's scratch
-    check_host_fits(40 * len(src) + 24 * n, f"{name}: graph")
+    check_host_fits(build_bytes(len(src), n), f"{name}: graph")
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
     seen[dst] = True
@@ -313,6 +312,15 @@ def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.nda
                          "one length; delete it and prepare it again")
     for name, ids in (("temporal_src", src), ("temporal_dst", dst)):
         check_ids(f"{npz_path}: {name}", ids, graph.num_vertices)
+    if len(when) > 1 and not bool(np.all(when[1:] >= when[:-1])):
+        at = int(np.argmax(when[1:] < when[:-1])) + 1
+        raise GraphError(f"{npz_path}: temporal_time decreases at edge {at}; the temporal edges must be in time "
+                         "order: delete it and prepare it again")
+    absent = ~graph.has_edges(src, dst)
+    if bool(absent.any()):
+        at = int(np.argmax(absent))
+        raise GraphError(f"{npz_path}: temporal edge {at} ({int(src[at])}, {int(dst[at])}) is not an edge of the "
+                         "graph: delete it and prepare it again")
     return graph, (src.astype(VERTEX_DTYPE, copy=False), dst.astype(VERTEX_DTYPE, copy=False),
                    when.astype(np.int64, copy=False)), vertex_ids
 

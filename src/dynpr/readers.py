@@ -9,11 +9,13 @@ name the first malformed line.
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import functools
 import gzip
 import io
 import logging
+import lzma
 import re
 import tarfile
 import zlib
@@ -60,6 +62,21 @@ def _open_text(path: Path):
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
+#: Longest line read one at a time (headers, the search for a bad line): a "line" without a newline
+#: in a file that inflates to GBs must not be read whole.
+MAX_LINE_BYTES = 1 << 20
+
+
+def _lines(fh, name: str):
+    """The lines of a binary stream, each read with a bound of :data:`MAX_LINE_BYTES`."""
+    number = 0
+    while line := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise ParseError(f"{name}: line {number} is longer than {MAX_LINE_BYTES:,} bytes: not a text graph file")
+        yield line
+
+
 def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
     """Return ``(line number, reason)`` of the first line that is not ``ncols`` ids.
 
@@ -67,8 +84,9 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
     """
     data_line = re.compile(rb"^\s*" + rb"\s+".join([_ID.encode()] * ncols) + rb"\s*$")
     with _open_text(path) as fh:
-        for number, line in enumerate(fh, start=1):
-            if _COMMENT_OR_BLANK.match(line) or data_line.match(line):
+        for number, line in enumerate(_lines(fh, str(path)), start=1):
+            data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
+            if _COMMENT_OR_BLANK.match(data) or data_line.match(data):
                 continue
             text = line.decode("utf-8", "replace").rstrip("\r\n")
             odd = _ODD_CHAR.search(text)
@@ -84,13 +102,115 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
     return None
 
 
+#: Bytes of text parsed per block of a SNAP file (whole lines): bounds the parser's scratch.
+TEXT_BLOCK_BYTES = 1 << 26
+#: Host bytes per edge record and per vertex that :func:`dynpr.prepare.build_graph` allocates at its
+#: peak (the int64 keys and their sort, the CSR and its transpose with their scratch, the stats);
+#: tests/test_memory_model.py measures both against this model.
+BUILD_BYTES_PER_RECORD = 80
+BUILD_BYTES_PER_VERTEX = 88
+# bytes a SNAP edge list may contain outside comments: digits and the separators
+_DATA_CHARS = b"0123456789 \t\r\n"
+_DATA_BYTES = np.zeros(256, dtype=bool)
+_DATA_BYTES[list(_DATA_CHARS)] = True
+
+
+def build_bytes(records: int, vertices: int) -> int:
+    """Peak host bytes of building a graph of ``vertices`` from ``records`` edge records (the model
+    :func:`dynpr.prepare.build_graph` and the readers check before allocating)."""
+    return BUILD_BYTES_PER_RECORD * records + BUILD_BYTES_PER_VERTEX * vertices
+
+
+def _text_blocks(fh, name: str):
+    """Blocks of whole lines, about :data:`TEXT_BLOCK_BYTES` each, from a binary stream (read in
+    bounded pieces, also through gzip)."""
+    rest, lines = b"", 0
+    while data := fh.read(TEXT_BLOCK_BYTES):
+        data = rest + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) > TEXT_BLOCK_BYTES:
+            raise ParseError(f"{name}: line {lines + 1} is longer than {TEXT_BLOCK_BYTES:,} bytes: not a text "
+                             "graph file")
+        rest = data[cut:]
+        if cut:
+            lines += data.count(b"\n", 0, cut)
+            yield data[:cut]
+    if rest:
+        yield rest
+
+
+def _odd_bytes_outside_comments(block: bytes, comment: bytes = b"#", in_comment: bool = False) -> bool:
+    """Whether ``block`` has a byte other than digits and separators outside comments (``comment`` to
+    the end of the line; ``in_comment``: the block starts inside one): a sign, a decimal point or an
+    exponent (``-1``, ``2.0``, ``1e3``) makes an id no integer."""
+    if not block.translate(None, _DATA_CHARS):  # the usual case, at memory speed
+        return False
+    raw = np.frombuffer(block, dtype=np.uint8)
+    odd = np.flatnonzero(~_DATA_BYTES[raw])
+    marks = np.flatnonzero(raw == comment[0])
+    newlines = np.flatnonzero(raw == ord("\n"))
+    last_mark = np.searchsorted(marks, odd, side="right") - 1
+    last_newline = np.searchsorted(newlines, odd, side="right") - 1
+    # before any mark or newline of the block: a comment iff the block starts in one (-1 > -2)
+    mark_at = np.where(last_mark >= 0, marks[last_mark.clip(0)] if marks.size else 0, -1 if in_comment else -3)
+    newline_at = np.where(last_newline >= 0, newlines[last_newline.clip(0)] if newlines.size else 0, -2)
+    return bool(np.any(mark_at < newline_at))  # no mark since the line began: not in a comment
+
+
+class _DigitsOnly(io.RawIOBase):
+    """A stream of Matrix Market pattern entries, refused (``ValueError``) at the first piece with a
+    byte other than digits and separators outside ``%`` comments: the parser would read ``2.0`` or
+    ``1e3`` as an integer id."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.in_comment = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readinto(self, buffer) -> int:
+        data = self.stream.read(len(buffer))
+        others = data.translate(None, _DATA_CHARS)  # usually empty: no comment, nothing to look at
+        if others and _odd_bytes_outside_comments(data, b"%", self.in_comment):
+            raise ValueError("an id that is not digits only")
+        newline = data.rfind(b"\n")
+        self.in_comment = (bool(others) and data.rfind(b"%") > newline) or (self.in_comment and newline < 0)
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _parse_block(block: bytes, ncols: int) -> np.ndarray | None:
+    """The ids of a block of whole lines as an int64 ``(records, ncols)`` array; None where it is not
+    ``ncols`` non-negative integer ids per line."""
+    if _odd_bytes_outside_comments(block):
+        return None
+    try:
+        frame = pd.read_csv(io.BytesIO(block), sep=r"\s+", header=None, comment="#", dtype=np.int64, engine="c",
+                            skip_blank_lines=True)
+    except pd.errors.EmptyDataError:  # only comments and blank lines
+        return np.empty((0, ncols), dtype=np.int64)
+    except (ValueError, OverflowError, pd.errors.ParserError):
+        return None
+    return frame.to_numpy(dtype=np.int64) if frame.shape[1] == ncols or frame.empty else None
+
+
 def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
     """Read a SNAP edge list (``u v`` lines) or temporal edge list (``u v t`` lines).
+
+    The text is read in blocks of :data:`TEXT_BLOCK_BYTES` (inflated in bounded pieces
+    when gzipped), with a running check that what is read so far could still be
+    built into a graph in the host's memory: a small ``.gz`` that inflates to far
+    more is stopped early, not read whole.
 
     Parameters
     ----------
     path : str or Path
         ``.txt`` or ``.txt.gz``; ``#`` comments, blank lines, tabs/spaces and CRLF are accepted.
+        Ids are digits only: a sign, decimal point or exponent is refused, never rounded.
     temporal : bool
         Expect a third column of times and stable-sort the edges by it (equal
         times keep their file order).
@@ -104,34 +224,35 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
     ------
     ParseError
         Naming the file and the first malformed line.
+    MemoryError
+        Naming the file, once the records read so far could not be built in the available memory.
     """
     path = Path(path)
     ncols = 3 if temporal else 2
+    blocks, records = [], 0
     try:
-        frame = pd.read_csv(
-            path, sep=r"\s+", header=None, comment="#", dtype=np.int64, engine="c",
-            compression="infer", skip_blank_lines=True,
-        )
-        ok = frame.shape[1] == ncols or frame.empty
-        values = frame.to_numpy(dtype=np.int64) if ok else None
-        ok = ok and not (values < 0).any()
-        failure = None
+        with _open_text(path) as fh:
+            for block in _text_blocks(fh, str(path)):
+                values = _parse_block(block, ncols)
+                if values is None:
+                    bad = _find_bad_line(path, ncols)
+                    raise ParseError(f"{path}: line {bad[0]}: {bad[1]}" if bad is not None
+                                     else f"{path}: cannot parse as {ncols}-column SNAP file")
+                blocks.append(values)
+                records += len(values)
+                # still to allocate (the blocks read so far are held already, outside what is available):
+                # their concatenation, then the graph built from it
+                check_host_fits((8 * ncols + BUILD_BYTES_PER_RECORD) * records, f"{path}: graph")
     except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as err:
         raise ParseError(f"{path}: corrupt or truncated gzip ({err}); delete it and download again") from None
-    except pd.errors.EmptyDataError:
-        raise ParseError(f"{path}: no edges found (empty file or only comments)") from None
-    except (ValueError, OverflowError, pd.errors.ParserError) as err:
-        ok, failure = False, err
-    if not ok:
-        bad = _find_bad_line(path, ncols)
-        if bad is not None:
-            raise ParseError(f"{path}: line {bad[0]}: {bad[1]}")
-        raise ParseError(f"{path}: cannot parse as {ncols}-column SNAP file: {failure}")
-    if values.shape[0] == 0:
+    if records == 0:
         raise ParseError(f"{path}: no edges found (empty file or only comments)")
+    columns = [np.concatenate([values[:, j] for values in blocks]) for j in range(ncols)]
+    del blocks
     if temporal:
-        values = values[np.argsort(values[:, 2], kind="stable")]
-    return EdgeData(*(np.ascontiguousarray(column) for column in values.T))
+        order = np.argsort(columns[2], kind="stable")
+        columns = [column[order] for column in columns]
+    return EdgeData(*columns)
 
 
 #: Entries parsed per chunk of a Matrix Market file: bounds the parser's scratch, one progress line each.
@@ -174,7 +295,8 @@ def read_mm_header(fh, name: str) -> MMHeader:
     ParseError
         For a missing or unknown banner, a non-coordinate layout, or a malformed size line.
     """
-    banner = fh.readline().decode("utf-8", "replace").split()
+    lines = _lines(fh, name)
+    banner = next(lines, b"").decode("utf-8", "replace").split()
     if len(banner) != 5 or banner[0].lower() != "%%matrixmarket" or banner[1].lower() != "matrix":
         raise ParseError(f"{name}: not a Matrix Market file: first line must be "
                          f"'%%MatrixMarket matrix coordinate <field> <symmetry>', got {' '.join(banner)[:80]!r}")
@@ -184,7 +306,7 @@ def read_mm_header(fh, name: str) -> MMHeader:
     if field not in _MM_FIELDS or symmetry not in _MM_SYMMETRIES:
         raise ParseError(f"{name}: line 1: unknown Matrix Market field {field!r} or symmetry {symmetry!r}")
     number = 1
-    for line in fh:  # comments and blank lines, then the size line
+    for line in lines:  # comments and blank lines, then the size line
         number += 1
         if line.lstrip().startswith(b"%") or not line.strip():
             continue
@@ -197,12 +319,12 @@ def read_mm_header(fh, name: str) -> MMHeader:
     raise ParseError(f"{name}: no size line after the Matrix Market banner")
 
 
-def _find_bad_mm_line(fh, first: int, ncols: int, rows: int) -> tuple[int, str]:
+def _find_bad_mm_line(fh, name: str, first: int, ncols: int, rows: int) -> tuple[int, str]:
     """``(line number, reason)`` of the first malformed entry at or after line ``first`` of the stream ``fh``.
 
     Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
     """
-    for number, line in enumerate(fh, start=1):
+    for number, line in enumerate(_lines(fh, name), start=1):
         if number < first or line.lstrip().startswith(b"%") or not line.strip():
             continue
         text = line.decode("utf-8", "replace").rstrip("\r\n")
@@ -216,7 +338,16 @@ def _find_bad_mm_line(fh, first: int, ncols: int, rows: int) -> tuple[int, str]:
     return first, "malformed entry"
 
 
-def _read_mm(open_stream, name: str, corrupt: str, reopen=None) -> EdgeData:
+#: most bytes of text one byte of a gzip stream inflates to (deflate's limit)
+_GZIP_MAX_RATIO = 1032
+
+
+def _stored_text_bound(size: int, gzipped: bool) -> int:
+    """At most how many bytes of text a file of ``size`` bytes holds."""
+    return size * _GZIP_MAX_RATIO if gzipped else size
+
+
+def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int | None = None) -> EdgeData:
     """Read a Matrix Market coordinate matrix from the binary stream that ``open_stream()`` opens.
 
     The header is checked before anything graph-sized is allocated, then the
@@ -224,7 +355,9 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None) -> EdgeData:
     ``reopen`` (default: ``open_stream``) are context-manager factories; the
     second is called only to name a malformed line, from the start again.
     ``corrupt`` names the container in the message for a truncated/corrupt
-    stream ("gzip", "archive").
+    stream ("gzip", "archive"). ``text_bytes`` bounds the stream's length: a size
+    line declaring more entries than that many bytes can hold (4 bytes each at
+    least: ``1 1`` and a newline) is refused before anything is allocated.
     """
     broken = (EOFError, gzip.BadGzipFile, zlib.error, OSError, tarfile.TarError)
     count = 0
@@ -236,14 +369,20 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None) -> EdgeData:
                 raise ParseError(f"{name}: matrix is {rows}x{header.cols}; a graph's adjacency matrix must be square")
             if rows > MAX_VERTICES:
                 raise ParseError(f"{name}: header says {rows:,} vertices; vertex ids are int32 (at most {MAX_VERTICES:,})")
+            if text_bytes is not None and 4 * entries > text_bytes + 1:
+                raise ParseError(f"{name}: line {header.first_entry_line - 1}: the size line declares {entries:,} "
+                                 f"entries, but the file holds at most {(text_bytes + 1) // 4:,}: the size line is "
+                                 "wrong or the file is truncated")
             mirror = header.symmetry != "general"
             capacity = entries * (2 if mirror else 1)
-            # the int32 ids read here, then build_graph's 40 bytes per record
-            check_host_fits(capacity * (8 + 40) + 24 * rows, f"{name}: graph")
+            # the int32 ids read here, then the graph built from them
+            check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
             src = np.empty(capacity, dtype=VERTEX_DTYPE)
             dst = np.empty(capacity, dtype=VERTEX_DTYPE)
-            chunks = pd.read_csv(fh, sep=r"\s+", header=None, comment="%", usecols=[0, 1], dtype=np.int64,
-                                 engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
+            # pattern entries are ids alone, checked as digits; other fields' values may hold signs and points
+            entries_stream = io.BufferedReader(_DigitsOnly(fh)) if header.field == "pattern" else fh
+            chunks = pd.read_csv(entries_stream, sep=r"\s+", header=None, comment="%", usecols=[0, 1],
+                                 dtype=np.int64, engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
             for chunk in chunks:
                 ids = chunk.to_numpy()
                 if count + len(ids) > entries:
@@ -263,7 +402,7 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None) -> EdgeData:
     except (ValueError, OverflowError, pd.errors.ParserError):
         ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
         with (reopen or open_stream)() as fh:
-            number, reason = _find_bad_mm_line(fh, header.first_entry_line, ncols, rows)
+            number, reason = _find_bad_mm_line(fh, name, header.first_entry_line, ncols, rows)
         raise ParseError(f"{name}: line {number}: {reason}") from None
     if count != entries:
         raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
@@ -299,7 +438,10 @@ def read_matrix_market(path: str | Path) -> EdgeData:
         When the header's entries would not fit the host's available memory.
     """
     path = Path(path)
-    return _read_mm(functools.partial(_open_text, path), str(path), "gzip")
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+    return _read_mm(functools.partial(_open_text, path), str(path), "gzip",
+                    text_bytes=_stored_text_bound(path.stat().st_size, gzipped))
 
 
 def _archive_stem(path: Path) -> str:
@@ -323,6 +465,40 @@ def _check_member(path: Path, member: tarfile.TarInfo) -> None:
         tarfile.data_filter(member, ".")
     except tarfile.FilterError as err:
         raise ParseError(f"{path}: unsafe archive member {member.name!r} ({err}); refusing to read it") from None
+
+
+#: leading bytes of the compressed streams an archive may come in, and the reader inflating each
+_COMPRESSED = ((b"\x1f\x8b", lambda fh: gzip.GzipFile(fileobj=fh)), (b"BZh", bz2.BZ2File),
+               (b"\xfd7zXZ\x00", lzma.LZMAFile))
+
+
+@contextlib.contextmanager
+def open_tar_stream(path: str | Path):
+    """A tar archive (plain, ``.gz``, ``.bz2`` or ``.xz``) opened for one forward pass, in stream mode.
+
+    The archive is inflated by the compression module's own reader, in pieces of the
+    read size: tarfile's ``r|*`` inflates each compressed read whole and copies what
+    is left of it on every read, which takes time quadratic in a highly compressed
+    member (hours for a few MB declaring GBs).
+    """
+    with open(path, "rb") as raw:
+        head = raw.read(6)
+        raw.seek(0)
+        opener = next((open_ for magic, open_ in _COMPRESSED if head.startswith(magic)), None)
+        with contextlib.ExitStack() as stack:
+            stream = stack.enter_context(opener(raw)) if opener is not None else raw
+            yield stack.enter_context(tarfile.open(fileobj=_PieceReader(stream), mode="r|", bufsize=_TAR_BUFSIZE))
+
+
+class _PieceReader:
+    """What is there of a stream at each read (``read1``), as tarfile's stream mode expects: a full
+    ``read`` would first inflate a whole piece past a truncation, failing before the member it cuts."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self.stream.read1(size) if size > 0 else self.stream.read()
 
 
 class _ForwardOnly(io.RawIOBase):
@@ -352,7 +528,7 @@ def _tar_member_stream(path: Path, name: str, tar: tarfile.TarFile | None = None
     """
     with contextlib.ExitStack() as stack:
         if tar is None:
-            tar = stack.enter_context(tarfile.open(path, mode="r|*", bufsize=_TAR_BUFSIZE))
+            tar = stack.enter_context(open_tar_stream(path))
             member = next(m for m in tar if m.name == name)
         raw = stack.enter_context(tar.extractfile(member))
         if raw.peek(2)[:2] == b"\x1f\x8b":
@@ -384,27 +560,31 @@ def read_suitesparse_tar(path: str | Path) -> EdgeData:
     stem = _archive_stem(path)
     wanted_names = (f"{stem}.mtx", f"{stem}.mtx.gz")
     matrices: list[str] = []
+    text_bytes: dict[str, int] = {}
     edges = None
     try:
         # stream mode: one pass over the compressed data, no seeking
-        with tarfile.open(path, mode="r|*", bufsize=_TAR_BUFSIZE) as tar:
+        with open_tar_stream(path) as tar:
             for member in tar:
                 _check_member(path, member)
                 if not (member.isfile() and member.name.endswith((".mtx", ".mtx.gz"))):
                     continue
                 matrices.append(member.name)
+                text_bytes[member.name] = _stored_text_bound(member.size, member.name.endswith(".gz"))
                 if edges is None and Path(member.name).name in wanted_names:
                     # read the member where the stream is; naming a bad line takes a new pass
                     edges = _read_mm(functools.partial(_tar_member_stream, path, member.name, tar, member),
                                      f"{path}:{member.name}", "archive",
-                                     reopen=functools.partial(_tar_member_stream, path, member.name))
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as err:
+                                     reopen=functools.partial(_tar_member_stream, path, member.name),
+                                     text_bytes=text_bytes[member.name])
+    except (tarfile.TarError, EOFError, zlib.error, OSError, lzma.LZMAError) as err:
         raise ParseError(f"{path}: corrupt or truncated archive ({err}); delete it and download again") from None
     wanted = [m for m in matrices if Path(m).name in wanted_names]
     if edges is not None and len(wanted) == 1:
         return edges
     if not wanted and len(matrices) == 1:
-        return _read_mm(functools.partial(_tar_member_stream, path, matrices[0]), f"{path}:{matrices[0]}", "archive")
+        return _read_mm(functools.partial(_tar_member_stream, path, matrices[0]), f"{path}:{matrices[0]}", "archive",
+                        text_bytes=text_bytes[matrices[0]])
     raise ParseError(f"{path}: expected one matrix {stem}/{stem}.mtx inside, found {matrices or 'no .mtx member'}")
 
 
@@ -424,7 +604,7 @@ def detect_format(path: str | Path) -> str:
         return "matrix-market"
     with _open_text(path) as fh:
         try:
-            for line in fh:
+            for line in _lines(fh, str(path)):
                 if not _COMMENT_OR_BLANK.match(line):
                     return "snap-temporal" if len(line.split()) == 3 else "snap-edgelist"
         except (EOFError, OSError, zlib.error) as err:

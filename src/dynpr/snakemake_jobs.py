@@ -7,7 +7,10 @@ that every script under ``workflow/scripts/`` can import it cheaply.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Callable, Iterator
@@ -34,6 +37,37 @@ def read_input(path: str | Path, reader: Callable):
                          "delete it and rerun snakemake to rebuild it") from exc
 
 
+#: seconds between checks that the Snakemake process that started a job still runs
+WATCH_PARENT_S = 2.0
+
+
+def _ancestor(name: str) -> int | None:
+    """The nearest ancestor process whose command line mentions ``name`` (None without ``/proc``)."""
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            if name.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
+
+
+def stop_with(pid: int | None) -> None:
+    """Send this process SIGTERM once ``pid`` is gone (a thread): a job whose Snakemake was killed
+    (``kill -9``) stops too, removing its temporary files, instead of running on unseen."""
+    if pid is None or threading.current_thread() is not threading.main_thread():
+        return
+
+    def watch() -> None:
+        while Path(f"/proc/{pid}").exists():
+            threading.Event().wait(WATCH_PARENT_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="dynpr-watch-snakemake", daemon=True).start()
+
+
 @contextlib.contextmanager
 def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[Log]:
     """Run a workflow script's body; turn any failure into one clear line and exit 1.
@@ -55,6 +89,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     from dynpr.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # a job Snakemake stops with SIGTERM still removes its temporary files
+    stop_with(_ancestor("snakemake"))
     handle = open(log_path, "a", buffering=1) if log_path else None
 
     def log(message: str) -> None:
@@ -78,7 +113,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
 def describe(exc: BaseException) -> str:
     """``<type>: <message>`` of a job's failure on one line; CuPy running out of device memory (after the
     job's own plan let it start) is said as such, with what to change."""
-    message = " ".join(str(exc).split())
+    message = " ".join(str(exc).split()) or ("not enough memory" if isinstance(exc, MemoryError) else "(no message)")
     if type(exc).__name__ == "OutOfMemoryError" and type(exc).__module__.startswith("cupy"):
         return (f"the GPU ran out of memory ({message}): leave out the largest batch fractions or use a GPU "
                 "with more memory (the job's log has the plan and the traceback)")

@@ -4,7 +4,9 @@ Graphs read from a file (a prepared ``.npz``, a temporal base) pass
 :func:`check_graph` (shapes, integer dtypes, monotone offsets, ids in range,
 rows sorted without duplicates, a self-loop on every vertex, and a CSR that
 describes the same edges as its transpose) and carry a sha256 of their CSR
-(:attr:`Graph.sha256 <dynpr.graph.Graph.sha256>`) that :func:`read_graph_npz` verifies. Batch ids are
+(:attr:`Graph.sha256 <dynpr.graph.Graph.sha256>`) and one of every other array
+(:func:`arrays_digest`) that :func:`read_graph_npz` verifies. Every ``.npz`` is
+measured from its ``.npy`` headers before any array is read (:func:`check_npz_header`). Batch ids are
 range-checked in the dtype they arrived in, before any cast to int32
 (:func:`as_vertex_ids`), and a batch file records the graph it was made for
 (:func:`graph_record`, :func:`check_made_for`). :func:`check_update_inputs`
@@ -16,6 +18,7 @@ per edge or vertex.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import zipfile
@@ -27,6 +30,7 @@ import numpy as np
 
 from dynpr.errors import BatchError, GraphError, InputError
 from dynpr.graph import MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, Graph, array_module
+from dynpr.hostmem import check_host_fits
 from dynpr.npz_files import load_members
 
 if TYPE_CHECKING:
@@ -35,6 +39,9 @@ if TYPE_CHECKING:
 GRAPH_ARRAYS = ("offsets", "targets", "in_offsets", "sources")
 #: the npz entry holding :attr:`Graph.sha256 <dynpr.graph.Graph.sha256>` of the stored graph
 DIGEST_KEY = "graph_sha256"
+#: the npz entry holding :func:`arrays_digest` of every other stored array (``vertex_ids``, ``temporal_*``,
+#: ``param_*``): with :data:`DIGEST_KEY` and the transpose check, every array of the file is covered
+ARRAYS_DIGEST_KEY = "arrays_sha256"
 #: batch-file parameters recording the graph a batch file was made for
 MADE_FOR = ("graph_vertices", "graph_edges", "graph_sha256")
 # odd 64-bit multipliers of the order-independent edge fingerprint (splitmix64 constants)
@@ -214,6 +221,86 @@ def check_graph(graph: Graph, what: str = "graph") -> Graph:
                  arrays["in_offsets"].astype(OFFSET_DTYPE, copy=False), arrays["sources"].astype(VERTEX_DTYPE, copy=False))
 
 
+#: names of an .npz that must hold 1-D arrays of one length (graph files, batch files)
+_SAME_LENGTH = (("offsets", "in_offsets"), ("targets", "sources"), ("temporal_src", "temporal_dst", "temporal_time"),
+                ("del_src", "del_dst"), ("ins_src", "ins_dst"), ("del_ptr", "ins_ptr"))
+
+
+def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The shape and dtype every member of an ``.npz`` declares, read from the ``.npy`` headers only.
+
+    Nothing array-sized is read or allocated: a file of a few MB declaring arrays of
+    many GB is measured here, before :func:`read_npz` would inflate it. A member
+    whose header disagrees with its stored size is refused.
+
+    Raises
+    ------
+    InputError
+        For a member that is not an ``.npy`` array, an unknown ``.npy`` version, a
+        pickled (object) dtype, or a stored size other than the header's.
+    """
+    headers = {}
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with archive.open(info) as fh:
+                try:
+                    version = np.lib.format.read_magic(fh)
+                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    if read_header is None:
+                        raise ValueError(f"unsupported .npy version {version}")
+                    shape, _, dtype = read_header(fh)
+                except ValueError as err:
+                    raise InputError(f"{path}: not a {what}: member {name!r} is not a NumPy array ({err})") from None
+                if dtype.hasobject:
+                    raise InputError(f"{path}: not a {what}: it holds Python objects (pickled data), which dynpr "
+                                     "never loads")
+                declared = math.prod(shape) * dtype.itemsize
+                stored = info.file_size - fh.tell()
+            if declared != stored:
+                raise InputError(f"{path}: not a {what}: member {name!r} declares {dtype} {shape} ({declared:,} "
+                                 f"bytes) but holds {stored:,} bytes; the file is corrupt")
+            headers[name] = (tuple(shape), dtype)
+    return headers
+
+
+def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Bound what reading an ``.npz`` may allocate, before any array is read.
+
+    Checks that the arrays whose lengths go together (``offsets``/``in_offsets``,
+    ``targets``/``sources``, ``vertex_ids`` = one per vertex, the ``temporal_*``
+    arrays, a batch file's ids and pointers) are 1-D and agree, and that all the
+    declared arrays fit the host's available memory.
+
+    Returns
+    -------
+    dict of str to (shape, dtype)
+        :func:`npz_headers`.
+
+    Raises
+    ------
+    InputError
+        For lengths that disagree or arrays that are not 1-D (see also :func:`npz_headers`).
+    MemoryError
+        ``<path>: reading its arrays needs X GiB of host memory, Y GiB available``.
+    """
+    headers = npz_headers(path, what)
+    for group in _SAME_LENGTH:
+        present = [name for name in group if name in headers]
+        shapes = [headers[name][0] for name in present]
+        if any(len(shape) != 1 for shape in shapes) or len({shape for shape in shapes}) > 1:
+            listed = ", ".join(f"{name} {headers[name][0]}" for name in present)
+            raise InputError(f"{path}: not a {what}: {listed} must be 1-D arrays of one length")
+    if "vertex_ids" in headers and "offsets" in headers \
+            and headers["vertex_ids"][0] != (max(headers["offsets"][0][0] - 1, 0),):
+        raise InputError(f"{path}: not a {what}: vertex_ids {headers['vertex_ids'][0]} must hold one id per vertex "
+                         f"(offsets {headers['offsets'][0]})")
+    check_host_fits(sum(math.prod(shape) * dtype.itemsize for shape, dtype in headers.values()),
+                    f"{path}: reading its arrays")
+    return headers
+
+
 def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` file (large ones memory-mapped read-only,
     :func:`dynpr.npz_files.load_members`), with one-line errors naming the file.
@@ -230,6 +317,7 @@ def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
             magic = fh.read(4)
         if magic[:2] != b"PK":  # np.load would try to unpickle it, and say so
             raise InputError(f"{path}: not a {what}: not an .npz (zip) file, it starts with {magic!r}")
+        check_npz_header(path, what)  # before any array is read: nothing beyond what the file declares
         return load_members(path)  # large members memory-mapped: no copy of a graph before its checks
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such {what}") from None
@@ -244,6 +332,31 @@ def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
         raise InputError(f"{path}: not a {what} ({err})") from None
     except (OSError, EOFError, AttributeError, zipfile.BadZipFile) as err:  # truncated or corrupt zip
         raise InputError(f"{path}: not a {what}: truncated or corrupt ({type(err).__name__}: {err})") from None
+
+
+def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
+    """Hex sha256 of named arrays: each name, dtype, shape and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.asarray(arrays[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(np.ascontiguousarray(array).data if array.size else b"")
+    return digest.hexdigest()
+
+
+def _check_vertex_ids(path, ids: np.ndarray, num_vertices: int) -> None:
+    """One integer id per vertex, non-negative and no two alike (the ranks table reports them)."""
+    if ids.shape != (num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
+        raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({num_vertices}), "
+                         f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
+    if ids.size and int(ids.min()) < 0:
+        raise GraphError(f"{path}: vertex_ids holds the negative id {int(ids.min())}; delete it and prepare it again")
+    if not bool(np.all(ids[1:] > ids[:-1])):  # prepared ids are increasing; others are sorted to compare
+        ordered = np.sort(ids)
+        repeats = ordered[1:] == ordered[:-1]
+        if bool(repeats.any()):
+            raise GraphError(f"{path}: vertex_ids gives id {int(ordered[1:][repeats][0])} to more than one vertex; "
+                             "delete it and prepare it again")
 
 
 def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
@@ -271,11 +384,17 @@ def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
                 else "not a graph written by dynpr")
         raise GraphError(f"{path}: lacks {', '.join(missing)} ({hint}); delete it and prepare it again")
     graph = check_graph(Graph(*(data.pop(name) for name in GRAPH_ARRAYS)), str(path))
+    stored_arrays = data.pop(ARRAYS_DIGEST_KEY, None)
+    others = {name: array for name, array in data.items() if name != DIGEST_KEY}
+    if others and stored_arrays is None:
+        raise GraphError(f"{path}: lacks {ARRAYS_DIGEST_KEY} for {', '.join(sorted(others))} (written by an older "
+                         "dynpr); delete it and prepare it again")
+    if stored_arrays is not None and str(stored_arrays) != arrays_digest(others):
+        raise GraphError(f"{path}: {', '.join(sorted(others)) or 'its arrays'} differ from the stored "
+                         f"{ARRAYS_DIGEST_KEY}; the file was modified: delete it and prepare it again")
     ids = data.pop("vertex_ids", None)
     if ids is not None:
-        if ids.shape != (graph.num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
-            raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({graph.num_vertices}), "
-                             f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
+        _check_vertex_ids(path, ids, graph.num_vertices)
         graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, ids)
     stored = str(data.pop(DIGEST_KEY))
     if stored != graph.sha256:  # cached: batch-file checks of this graph reuse it
@@ -424,6 +543,50 @@ def finite_number(name: str, value, *, low: float | None = None, high: float | N
 
 
 # --------------------------------------------------------------------------- config
+
+
+def yaml_error_line(err) -> str:
+    """A YAML parse error (PyYAML prints several lines) in one line: ``line L, column C: problem``."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or (str(err).splitlines() or [type(err).__name__])[0]
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
+
+
+def load_yaml(path: str | Path, what: str):
+    """A YAML file's content, or one :class:`InputError` line naming the file, line and problem.
+
+    Parameters
+    ----------
+    path : str or Path
+    what : str
+        What the file is, for the message (``"config"``).
+    """
+    import yaml
+
+    try:
+        with open(path) as fh:
+            return yaml.safe_load(fh)
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: {what} is not valid YAML: {yaml_error_line(err)}") from None
+
+
+def check_schema(data, schema: dict, source: str) -> None:
+    """Validate ``data`` against a JSON Schema; on failure one line naming the key and only what is wrong
+    (an unknown key by its name, not the whole schema).
+
+    Raises
+    ------
+    InputError
+        ``<source>: <key path>: <message>``.
+    """
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "top level"
+        message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+        raise InputError(f"{source}: {where}: {message}")
 
 
 def check_config_values(config, schema: dict, source: str = "config") -> None:

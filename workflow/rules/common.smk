@@ -7,28 +7,31 @@ import re
 
 import yaml
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.errors import InputError
 from dynpr.snakemake_jobs import fraction_label
 from dynpr.validate import check_config_values as check_values_against_schema
+from dynpr.validate import check_schema
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 
 
-def check_config_values():
-    """What the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs."""
+def check_config():
+    """The config against its schema, one line naming the key (Snakemake's validate prints the whole
+    schema), then what the schema cannot say: no NaN or infinity, no 2.0 where an integer belongs."""
     with open(os.path.join(workflow.current_basedir, CONFIG_SCHEMA)) as fh:
         schema = yaml.safe_load(fh)
+    given = [*map(str, workflow.configfiles), *(["--config"] if workflow.config_settings.config else [])]
+    source = f"config ({', '.join(dict.fromkeys(given))})"
     try:
-        check_values_against_schema(config, schema, "config")
+        check_schema(config, schema, source)
+        check_values_against_schema(config, schema, source)
     except InputError as err:
         raise WorkflowError(f"dynpr: {err}") from None
 
 
-validate(config, CONFIG_SCHEMA)
-check_config_values()
+check_config()
 
 CATALOG = load_catalog("datasets/catalog.yaml")
 
@@ -126,6 +129,14 @@ RUN_GPUS = 0 if config["backend"] == "cpu" else 1
 # summary (the GPU vs CPU figure); "auto" counts as the GPU side.
 COMPARE_BACKENDS = bool(config.get("compare_backends", False))
 OTHER_BACKEND = "gpu" if config["backend"] == "cpu" else "cpu"
+
+
+
+def backend_env(backend):
+    """Conda environment of jobs on ``backend``: CuPy and a CUDA runtime only where a GPU may be used,
+    so that ``backend: cpu`` builds on a machine without CUDA (macOS)."""
+    return "../envs/dynpr.yaml" if backend == "cpu" else "../envs/dynpr-gpu.yaml"
+
 
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.

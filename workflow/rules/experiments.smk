@@ -26,7 +26,7 @@ rule run_experiment:
         mem_mb=run_mem_mb,
         gpu_mem_mb=run_gpu_mem_mb,
     conda:
-        "../envs/dynpr-gpu.yaml"
+        backend_env(config["backend"])
     script:
         "../scripts/run_experiment.py"
 
@@ -44,6 +44,8 @@ use rule run_experiment as run_experiment_on_backend with:
         repeat=config["repeat"],
     log:
         "results/logs/run/{backend}/{dataset}.log",
+    conda:
+        backend_env(OTHER_BACKEND)
     benchmark:
         "results/benchmarks/run_{backend}_{dataset}.tsv"
     resources:

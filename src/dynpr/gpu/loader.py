@@ -12,10 +12,13 @@ between processes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.resources
+import logging
 import os
 import re
+import threading
 from pathlib import Path
 
 from dynpr.designs import APPROACH_FLAGS, CLASS_LANES, nvrtc_defines
@@ -24,6 +27,28 @@ from dynpr.errors import NoGpuError
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$", re.MULTILINE)
 COMPILE_OPTIONS = ("-std=c++17", *nvrtc_defines())
+#: seconds a module build may take before a line says it is compiling (loading a cached one is quicker)
+COMPILE_NOTICE_S = 1.0
+log = logging.getLogger("dynpr.gpu")
+
+
+def kernel_cache_dir() -> str:
+    """Where CuPy keeps compiled kernels between processes (``CUPY_CACHE_DIR``, else its default)."""
+    return os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
+
+
+@contextlib.contextmanager
+def compile_notice(source: str):
+    """Say that kernels are compiling once building ``source`` takes over :data:`COMPILE_NOTICE_S`: the
+    first solve on a fresh machine spends seconds in NVRTC, which otherwise looks like a hang."""
+    timer = threading.Timer(COMPILE_NOTICE_S, log.info,
+                            ("compiling GPU kernels of %s (first use, cached in %s)", source, kernel_cache_dir()))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def kernel_dir() -> Path:
@@ -169,9 +194,10 @@ def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], coop
     ``cuLaunchCooperativeKernel`` (grid-wide sync through cooperative groups).
     """
     cupy = require_cupy()
-    raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
-                         name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
-    return Kernels({name: raw.get_function(name) for name in templates + plain})
+    with compile_notice(source):  # get_function compiles (or loads from CuPy's cache)
+        raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
+                             name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
+        return Kernels({name: raw.get_function(name) for name in templates + plain})
 
 
 def pagerank_kernels() -> Kernels:

@@ -1,0 +1,50 @@
+"""A fresh GPU machine spends seconds compiling kernels on first use: one line says so."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from dynpr.backend import gpu_available
+from dynpr.gpu import loader
+
+
+class _SlowModule:
+    """Stands in for cupy.RawModule: building takes ``delay`` seconds."""
+
+    delay = 0.0
+
+    def __init__(self, **_kwargs):
+        time.sleep(self.delay)
+
+    def get_function(self, name):
+        return name
+
+
+class _FakeCupy:
+    RawModule = _SlowModule
+
+
+@pytest.mark.parametrize("delay, announced", [(0.5, True), (0.0, False)])
+def test_slow_module_build_is_announced_with_the_cache(monkeypatch, caplog, tmp_path, delay, announced):
+    monkeypatch.setattr(loader, "require_cupy", lambda: _FakeCupy)
+    monkeypatch.setattr(loader, "inline_source", lambda name: "")
+    monkeypatch.setattr(loader, "COMPILE_NOTICE_S", 0.1)
+    monkeypatch.setattr(_SlowModule, "delay", delay)
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
+    with caplog.at_level("INFO", logger="dynpr.gpu"):
+        kernels = loader.module.__wrapped__("x.cu", (), ("k",))
+    assert kernels["k"] == "k"
+    lines = [r.getMessage() for r in caplog.records if r.name == "dynpr.gpu"]
+    assert lines == ([f"compiling GPU kernels of x.cu (first use, cached in {tmp_path})"] if announced else [])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_first_compile_on_the_device_is_announced(monkeypatch, caplog, tmp_path):
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))  # an empty cache: NVRTC compiles
+    monkeypatch.setattr(loader, "COMPILE_NOTICE_S", 0.01)  # however fast this device compiles
+    with caplog.at_level("INFO", logger="dynpr.gpu"):
+        loader.module.__wrapped__("kahn.cu", (), loader.KAHN_PLAIN)
+    assert any(r.getMessage().startswith("compiling GPU kernels of kahn.cu") for r in caplog.records)
