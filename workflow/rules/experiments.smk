@@ -23,6 +23,7 @@ rule run_experiment:
         "results/benchmarks/run_{dataset}.tsv"
     resources:
         gpu=RUN_GPUS,
+        timing=1,
     conda:
         "../envs/dynpr-gpu.yaml"
     script:
@@ -46,6 +47,7 @@ use rule run_experiment as run_experiment_on_backend with:
         "results/benchmarks/run_{backend}_{dataset}.tsv"
     resources:
         gpu=lambda wildcards: int(wildcards.backend == "gpu"),
+        timing=1,
     wildcard_constraints:
         backend="cpu|gpu",
 
