@@ -17,7 +17,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from dynpr.backend import gpu_available
+from dynpr.claims import COLUMNS
 from dynpr.results import read_csv
+from dynpr.verdicts import VERDICTS
 
 REPO = Path(__file__).resolve().parents[1]
 APPROACHES = ["static", "nd", "dt", "df", "dfp"]
@@ -74,8 +77,11 @@ def test_figures_and_summary(workflow):
             assert (workflow / "figures" / f"{name}.{ext}").stat().st_size > 1000, name
     assert not any((workflow / "figures" / f"{name}.png").exists() for name in GPU_FIGURES)
     claims = pd.read_csv(workflow / "results" / "claims.csv")
-    assert set(claims["verdict"]) <= {"holds", "partly", "does not hold", "not measured"}
+    assert tuple(claims.columns) == COLUMNS and len(claims) >= 25
+    assert set(claims["verdict"]) <= set(VERDICTS)
     assert (claims["backend"].fillna("") != "gpu").all()  # a CPU-only run claims no GPU measurement
+    speed = claims[claims["unit"].isin(["x", "s", "edges/s"])]
+    assert set(speed["verdict"]) <= {"not comparable", "not measured"}  # no GPU speed claim judged on the CPU
     summary = read_csv(workflow / "results" / "summary.csv")
     runs = summary[summary["experiment"] == "temporal"]
     assert sorted(runs["approach"].unique()) == sorted(APPROACHES)
@@ -170,3 +176,16 @@ def test_dag_follows_the_config_not_the_machine_or_stray_files(workflow):
     out = snakemake(workflow, "--dry-run", "--printshellcmds", "bench", "--config", "backend=gpu")
     assert not UPSTREAM & set(planned_jobs(workflow, "bench", "--config", "backend=gpu"))
     assert "results/graphs/CollegeMsg.npz" in out and "results/batches/CollegeMsg/temporal_0.001.npz" in out
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the refusal on a machine without a GPU")
+@pytest.mark.parametrize("option", ["backend=gpu", "compare_backends=True"])
+def test_gpu_work_without_a_gpu_is_refused_before_any_job(workflow, option):
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "figures", "--config", option], cwd=workflow, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "dynpr: the config asks for GPU work" in out and "CuPy sees no CUDA device" in out, out[-2000:]
+    assert "Traceback" not in out
+    assert "rule run_experiment_on_backend" not in out and "rule bench" not in out  # nothing started
