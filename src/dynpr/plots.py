@@ -280,6 +280,14 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_su
     return _coincident(drawn)
 
 
+def _below_mix(rows: pd.DataFrame) -> dict[str, list[float]]:
+    """Per dataset the random batch sizes whose batches have fewer than MIX_EDGES edges (no 80/20 mix)."""
+    rows = rows[rows["experiment"] == "random"]
+    size = (rows["insertions"] + rows["deletions"]).groupby([rows["dataset"], rows["batch_fraction"]]).max()
+    small = size[size < MIX_EDGES].reset_index()
+    return {d: sorted(small.loc[small["dataset"] == d, "batch_fraction"]) for d in dict.fromkeys(rows["dataset"])}
+
+
 def _shade_below_mix(ax, fractions) -> None:
     """Grey out batch sizes whose batches cannot hold the 80/20 mix (a decade wide on the log x axis)."""
     for f in fractions:
@@ -297,11 +305,8 @@ def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt
     approaches = _approaches(r)
     datasets = list(dict.fromkeys(r["dataset"]))
     speedup = value == "time_ms"
-    # batch sizes that round below the 80/20 mix (fewer than MIX_EDGES edges), per graph and overall
-    size = (r["insertions"] + r["deletions"]).groupby([r["dataset"], r["batch_fraction"]]).max()
-    small = size[size < MIX_EDGES].reset_index()
-    below = {d: sorted(small.loc[small["dataset"] == d, "batch_fraction"]) for d in datasets}
-    below_any = sorted(set(small["batch_fraction"]))
+    below = _below_mix(r)
+    below_any = sorted({f for fs in below.values() for f in fs})
     with plt.rc_context(RC):
         fig, axes = _grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
         # the paper's Fig. 4 labels every approach's speedup over Static in the overall panel
@@ -403,6 +408,7 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
                 sel = rows[(rows["backend"] == b) & (rows["experiment"] == e)]
                 notes = _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
                                speedup=("dfp",) if v == "time_ms" else ())
+                _shade_below_mix(ax, sorted({f for fs in _below_mix(sel).values() for f in fs}))
                 _title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
                 ax.set_xlabel(f"batch size (fraction of |E_T| or |E|){LOG}")
                 ax.set_ylabel(("runtime (ms)" if v == "time_ms" else "L1 error") + LOG)
