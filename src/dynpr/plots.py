@@ -267,7 +267,7 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_su
             for f, v in zip(rows["batch_fraction"], y):
                 if np.isfinite(v) and f in static.index and static[f] > 0:
                     ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 5),
-                                ha="center", fontsize=MIN_FONT, color="black",
+                                ha="center", fontsize=MIN_FONT, color=STYLE[a][1] if len(speedup) > 1 else "black",
                                 path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
     ax.set_xscale("log")
     ax.set_yscale("log")
