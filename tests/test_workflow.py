@@ -189,3 +189,34 @@ def test_gpu_work_without_a_gpu_is_refused_before_any_job(workflow, option):
     assert "dynpr: the config asks for GPU work" in out and "CuPy sees no CUDA device" in out, out[-2000:]
     assert "Traceback" not in out
     assert "rule run_experiment_on_backend" not in out and "rule bench" not in out  # nothing started
+
+
+def test_claims_read_the_benchmark_tables_of_a_gpu_config(workflow):
+    # Stand-in benchmark tables, as rule bench writes them on a GPU machine; --no-hooks skips the
+    # GPU check and mtime-only triggers keep the CPU runs, so only the claims are recomputed.
+    bench = workflow / "results" / "bench"
+    bench.mkdir(parents=True, exist_ok=True)
+    gpu = {"device": "H100", "backend": "gpu", "git_commit": "x"}
+    pd.DataFrame([{"graph": g, "variant": v, "time_ms": t * k, "benchmark": "static_comparison", "dataset": g, **gpu}
+                  for g, k in (("a", 1.0), ("b", 3.0))
+                  for v, t in (("push_atomic", 12.0), ("pull_thread", 2.0), ("pull_tiled", 1.5),
+                               ("hybrid_thread_warp", 1.2))]).to_csv(bench / "static_variants.csv", index=False)
+    pd.DataFrame([{"graph": "CollegeMsg", "approach": a, "partition": p, "variant": "partitioned", "batch_fraction": 1e-3,
+                   "batch_index": i, "time_ms": t + i, "benchmark": "partition_ablation", **gpu}
+                  for a in ("df", "dfp") for i in range(3)
+                  for p, t in (("none", 9.0), ("in", 7.0), ("in_out", 5.0))]).to_csv(bench / "partition_ablation.csv",
+                                                                                      index=False)
+    pd.DataFrame([{"graph": "acyclic-10k", "driver": d, "vertices": 10000, "processed": 10000, "time_ms": t,
+                   "benchmark": "kahn", **gpu} for d, t in (("cpu", 2000.0), ("dense", 1000.0), ("levels", 1200.0))]
+                 ).to_csv(bench / "kahn.csv", index=False)
+    snakemake(workflow, "results/claims.csv", "--config", "backend=gpu", "--no-hooks", "--rerun-triggers", "mtime")
+    claims = pd.read_csv(workflow / "results" / "claims.csv").set_index("claim_id")
+    assert claims.loc["R002-dense-vs-cpu", "measured"] == pytest.approx(2.0)
+    assert claims.loc["R002-dense-vs-csr", "measured"] == pytest.approx(1.2)
+    assert claims.loc["R000-pull-vs-push", "measured"] == pytest.approx(6.0)
+    assert claims.loc["R000-order", "verdict"] == "holds"
+    assert claims.loc["4.4-partition-order", "verdict"] == "holds"
+    assert claims.loc["4.4-partition-order", "graphs"] == "CollegeMsg/df CollegeMsg/dfp"
+    for path in bench.glob("*.csv"):
+        path.unlink()
+    snakemake(workflow, "results/claims.csv", "--rerun-triggers", "mtime", "input")  # back to the CPU config
