@@ -56,7 +56,19 @@ localrules:
     download,
 
 
+# Timed jobs (the experiment runs, the benchmarks) take the one unit of `timing`: none of them
+# shares the CPU or a device with another. `--resources timing=K` lifts that knowingly.
+if "timing" not in workflow.global_resources:
+    workflow.register_resource("timing", 1)
+
+
 onstart:
+    if GPU_WORK:
+        from dynpr.snakemake_jobs import gpu_machine_missing
+
+        if missing := gpu_machine_missing(GPU_WORK):
+            print(missing, file=sys.stderr)
+            raise SystemExit(1)
     if SKIPPED_FIGURES:
         print(f"dynpr: figures skipped: {SKIPPED_FIGURES}", file=sys.stderr)
 

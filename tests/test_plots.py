@@ -215,3 +215,20 @@ def test_coincident_lines_and_empty_batches_are_said():
     assert sum("1 of 3 batches add no new edge" in t for t in titles) == 4  # both batch sizes, both panels
     assert "batch with no new edge" in [t.get_text() for t in fig.legends[0].get_texts()]
     plt.close(fig)
+
+
+def test_random_figures_shade_batches_below_the_mix_and_lines_differ_in_grey():
+    df = synthetic_summary()
+    single = (df["experiment"] == "random") & (df["batch_fraction"] == df.loc[df["experiment"] == "random",
+                                                                              "batch_fraction"].min())
+    df.loc[single, ["insertions", "deletions"]] = [1, 0]
+    fig = plots.random_runtime(df)
+    assert "fewer than 5 edges (shaded)" in fig._suptitle.get_text()
+    assert "< 5 edges: no 80/20 mix" in [t.get_text() for t in fig.legends[0].get_texts()]
+    styles = {line.get_label(): (line.get_linestyle(), line.get_marker()) for line in fig.axes[0].get_lines()}
+    assert styles["ND"] != styles["DT"] and styles["ND"][0] != styles["DT"][0]  # dash, not only the marker
+    assert styles["DF"][0] != styles["DF-P"][0]
+    assert all("log scale" in ax.get_ylabel() for ax in fig.axes if ax.has_data())
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_text().endswith("×")]
+    assert len(labels) >= 4 * 2  # every approach's speedup over Static, at every batch size
+    plt.close(fig)

@@ -171,6 +171,19 @@ def test_aggregate_is_mean_per_graph_then_geometric_mean():
     assert out["nd"] == pytest.approx(10.0)
 
 
+def test_aggregate_takes_the_median_of_each_batchs_repeats():
+    # batch 0 of graph a: repeats 1, 2 and a slow 90 -> median 2; batch 1: 4 -> graph a 3; graph b 12 -> sqrt(36)
+    df = pd.DataFrame({
+        "dataset": ["a"] * 4 + ["b"],
+        "approach": ["dfp"] * 5,
+        "batch_fraction": [1e-4] * 5,
+        "batch_index": [0, 0, 0, 1, 0],
+        "time_ms": [1.0, 90.0, 2.0, 4.0, 12.0],
+    })
+    out = aggregate(df, "time_ms", ["approach", "batch_fraction"])
+    assert out["time_ms"].item() == pytest.approx(6.0)
+
+
 def test_git_commit_inside_and_outside_a_repository(tmp_path):
     assert results.git_commit(tmp_path) == "unknown"
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)

@@ -17,7 +17,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from dynpr.backend import gpu_available
+from dynpr.claims import COLUMNS
 from dynpr.results import read_csv
+from dynpr.verdicts import VERDICTS
 
 REPO = Path(__file__).resolve().parents[1]
 APPROACHES = ["static", "nd", "dt", "df", "dfp"]
@@ -74,8 +77,11 @@ def test_figures_and_summary(workflow):
             assert (workflow / "figures" / f"{name}.{ext}").stat().st_size > 1000, name
     assert not any((workflow / "figures" / f"{name}.png").exists() for name in GPU_FIGURES)
     claims = pd.read_csv(workflow / "results" / "claims.csv")
-    assert set(claims["verdict"]) <= {"holds", "partly", "does not hold", "not measured"}
+    assert tuple(claims.columns) == COLUMNS and len(claims) >= 25
+    assert set(claims["verdict"]) <= set(VERDICTS)
     assert (claims["backend"].fillna("") != "gpu").all()  # a CPU-only run claims no GPU measurement
+    speed = claims[claims["unit"].isin(["x", "s", "edges/s"])]
+    assert set(speed["verdict"]) <= {"not comparable", "not measured"}  # no GPU speed claim judged on the CPU
     summary = read_csv(workflow / "results" / "summary.csv")
     runs = summary[summary["experiment"] == "temporal"]
     assert sorted(runs["approach"].unique()) == sorted(APPROACHES)
@@ -193,3 +199,47 @@ def test_dag_follows_the_config_not_the_machine_or_stray_files(workflow):
     out = snakemake(workflow, "--dry-run", "--printshellcmds", "bench", "--config", "backend=gpu")
     assert not UPSTREAM & set(planned_jobs(workflow, "bench", "--config", "backend=gpu"))
     assert "results/graphs/CollegeMsg.npz" in out and "results/batches/CollegeMsg/temporal_0.001.npz" in out
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the refusal on a machine without a GPU")
+@pytest.mark.parametrize("option", ["backend=gpu", "compare_backends=True"])
+def test_gpu_work_without_a_gpu_is_refused_before_any_job(workflow, option):
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "figures", "--config", option], cwd=workflow, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "dynpr: the config asks for GPU work" in out and "CuPy sees no CUDA device" in out, out[-2000:]
+    assert "Traceback" not in out
+    assert "rule run_experiment_on_backend" not in out and "rule bench" not in out  # nothing started
+
+
+def test_claims_read_the_benchmark_tables_of_a_gpu_config(workflow):
+    # Stand-in benchmark tables, as rule bench writes them on a GPU machine; --no-hooks skips the
+    # GPU check and mtime-only triggers keep the CPU runs, so only the claims are recomputed.
+    bench = workflow / "results" / "bench"
+    bench.mkdir(parents=True, exist_ok=True)
+    gpu = {"device": "H100", "backend": "gpu", "git_commit": "x"}
+    pd.DataFrame([{"graph": g, "variant": v, "time_ms": t * k, "benchmark": "static_comparison", "dataset": g, **gpu}
+                  for g, k in (("a", 1.0), ("b", 3.0))
+                  for v, t in (("push_atomic", 12.0), ("pull_thread", 2.0), ("pull_tiled", 1.5),
+                               ("hybrid_thread_warp", 1.2))]).to_csv(bench / "static_variants.csv", index=False)
+    pd.DataFrame([{"graph": "CollegeMsg", "approach": a, "partition": p, "variant": "partitioned", "batch_fraction": 1e-3,
+                   "batch_index": i, "time_ms": t + i, "benchmark": "partition_ablation", **gpu}
+                  for a in ("df", "dfp") for i in range(3)
+                  for p, t in (("none", 9.0), ("in", 7.0), ("in_out", 5.0))]).to_csv(bench / "partition_ablation.csv",
+                                                                                      index=False)
+    pd.DataFrame([{"graph": "acyclic-10k", "driver": d, "vertices": 10000, "processed": 10000, "time_ms": t,
+                   "benchmark": "kahn", **gpu} for d, t in (("cpu", 2000.0), ("dense", 1000.0), ("levels", 1200.0))]
+                 ).to_csv(bench / "kahn.csv", index=False)
+    snakemake(workflow, "results/claims.csv", "--config", "backend=gpu", "--no-hooks", "--rerun-triggers", "mtime")
+    claims = pd.read_csv(workflow / "results" / "claims.csv").set_index("claim_id")
+    assert claims.loc["R002-dense-vs-cpu", "measured"] == pytest.approx(2.0)
+    assert claims.loc["R002-dense-vs-csr", "measured"] == pytest.approx(1.2)
+    assert claims.loc["R000-pull-vs-push", "measured"] == pytest.approx(6.0)
+    assert claims.loc["R000-order", "verdict"] == "holds"
+    assert claims.loc["4.4-partition-order", "verdict"] == "holds"
+    assert claims.loc["4.4-partition-order", "graphs"] == "CollegeMsg/df CollegeMsg/dfp"
+    for path in bench.glob("*.csv"):
+        path.unlink()
+    snakemake(workflow, "results/claims.csv", "--rerun-triggers", "mtime", "input")  # back to the CPU config

@@ -71,11 +71,10 @@ def _row(dataset, experiment, res: PageRankResult, *, fraction, batch_index, rep
 
 
 def _warm_up(approaches, old, new, batch, ranks, options, backend) -> None:
-    # GPU kernels compile on first use; one untimed call per approach keeps
-    # compilation and first-launch costs out of every measured row (5.1.5).
-    if backend == "gpu":
-        for approach in approaches:
-            update(approach, old, new, batch, ranks, options, backend=backend)
+    # One untimed call per approach keeps first-use costs out of every measured row (5.1.5):
+    # kernel compilation on the GPU, SciPy's and the allocator's first calls on the CPU.
+    for approach in approaches:
+        update(approach, old, new, batch, ranks, options, backend=backend)
 
 
 def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, options, *, backend, repeat,
@@ -106,7 +105,7 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
                              batch=batch, graph=new, error=err, commit=commit))
         final[approach] = results[-1].ranks
         log(f"{dataset} {approach} fraction={fraction_label(fraction)} batch {index + 1}/{count}: "
-            f"{np.mean([res.time_ms for res in results]):.3f} ms, {results[-1].iterations} iterations, "
+            f"median {np.median([res.time_ms for res in results]):.3f} ms of {repeat}, {results[-1].iterations} iterations, "
             f"L1 error {errors[-1]:.3e}")
     return rows, final
 
@@ -155,7 +154,8 @@ def run_batches(
     reference_tolerance : float
         Iteration tolerance of the reference Static run (capped at ``options.max_iterations``).
     repeat : int
-        Timed runs per approach and batch; one row each.
+        Timed runs per approach and batch, after one untimed warm-up per approach; one row each
+        (the summary and the claims take each batch's median).
     log : callable, optional
         Receives one progress line per approach and batch.
     commit : str, optional
@@ -366,8 +366,7 @@ def run_kahn(
     backend = resolve_backend(backend)
     commit = commit if commit is not None else git_commit()
     plain = graph.without_self_loops()
-    if backend == "gpu":
-        kahn(plain, backend=backend)  # warm-up: compile the kernels outside the timed runs
+    kahn(plain, backend=backend)  # warm-up: compilation and first calls outside the timed runs
     rows = []
     for r in range(repeat):
         res = kahn(plain, backend=backend)

@@ -41,6 +41,11 @@ STYLE = {
 #: approach code -> bar hatching: ND and DT (and DF and DF-P) share a grey in print,
 #: so each pair differs in pattern as well
 HATCH = {"static": "", "nd": "////", "dt": "", "df": "xxx", "dfp": ""}
+#: approach code -> line style: in grey print ND and DT (and DF and DF-P) differ by dash as well as marker
+LINESTYLE = {"static": "-", "nd": "--", "dt": ":", "df": "-.", "dfp": "-"}
+#: the smallest random batch that holds the 80/20 mix (dynpr.claims.MIX_EDGES)
+MIX_EDGES = 5
+LOG = " (log scale)"
 #: colours for bars that are not approaches (backends, kernel variants, partitionings):
 #: Okabe–Ito plus a neutral grey, enough for every GPU kernel variant; CYCLE_HATCH[j]
 #: patterns the j-th so that neighbours differ in grey print too
@@ -103,7 +108,8 @@ def _legend(fig: plt.Figure, approaches: Iterable[str], bars: bool = False, extr
         handles = [Patch(facecolor=STYLE[a][1], hatch=HATCH[a], edgecolor="black", linewidth=0.4, label=STYLE[a][0])
                    for a in approaches]
     else:
-        handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], label=STYLE[a][0]) for a in approaches]
+        handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], linestyle=LINESTYLE[a], label=STYLE[a][0])
+                   for a in approaches]
     handles += list(extra)
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
 
@@ -224,12 +230,13 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
             _bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
             ax.set_xticks(range(len(fractions)), [f"{f:g}·|E_T|" for f in fractions])
             ax.set_xlabel("batch size")
-            ax.set_ylabel(f"{label}, geometric mean over graphs")
-        per_fraction = t.groupby(["dataset", "approach", "batch_fraction"])[["time_ms", "l1_error"]].mean()
+            ax.set_ylabel(f"{label}, geometric mean over graphs{LOG}")
+        per_batch = t.groupby(["dataset", "approach", "batch_fraction", "batch_index"])[["time_ms", "l1_error"]].median()
+        per_fraction = per_batch.groupby(["dataset", "approach", "batch_fraction"]).mean()
         per_graph = per_fraction.groupby(["dataset", "approach"]).agg(geometric_mean).reset_index()
         for ax, value, label in ((axes[1, 0], "time_ms", "runtime (ms)"), (axes[1, 1], "l1_error", "L1 error")):
             _bars(ax, datasets, approaches, per_graph, "dataset", value)
-            ax.set_ylabel(f"{label}, mean over batch sizes")
+            ax.set_ylabel(f"{label}, mean over batch sizes{LOG}")
             ax.tick_params(axis="x", rotation=20)
         for ax, letter in zip(axes.ravel(), "abcd"):
             ax.set_title(f"({letter})", loc="left")
@@ -244,8 +251,7 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), style="-",
-           label_suffix="") -> list[str]:
+def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_suffix="") -> list[str]:
     """One line per approach over batch fractions (log-log); the approaches in
     ``speedup`` get their speedup over Static written at each point. Returns
     notes on coincident lines, for the panel title."""
@@ -255,13 +261,13 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), style="-
         rows = table[table["approach"] == a].sort_values("batch_fraction")
         y = _positive(rows[value].to_numpy())
         drawn[STYLE[a][0]] = y
-        ax.plot(rows["batch_fraction"], y, style, color=STYLE[a][1], marker=STYLE[a][2], markersize=4,
-                label=STYLE[a][0] + label_suffix)
+        ax.plot(rows["batch_fraction"], y, linestyle=LINESTYLE[a], color=STYLE[a][1], marker=STYLE[a][2],
+                markersize=4, label=STYLE[a][0] + label_suffix)
         if a in speedup and a != "static":
             for f, v in zip(rows["batch_fraction"], y):
                 if np.isfinite(v) and f in static.index and static[f] > 0:
                     ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 5),
-                                ha="center", fontsize=MIN_FONT, color="black",
+                                ha="center", fontsize=MIN_FONT, color=STYLE[a][1] if len(speedup) > 1 else "black",
                                 path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -274,6 +280,23 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), style="-
     return _coincident(drawn)
 
 
+def _below_mix(rows: pd.DataFrame) -> dict[str, list[float]]:
+    """Per dataset the random batch sizes whose batches have fewer than MIX_EDGES edges (no 80/20 mix)."""
+    rows = rows[rows["experiment"] == "random"]
+    size = (rows["insertions"] + rows["deletions"]).groupby([rows["dataset"], rows["batch_fraction"]]).max()
+    small = size[size < MIX_EDGES].reset_index()
+    return {d: sorted(small.loc[small["dataset"] == d, "batch_fraction"]) for d in dict.fromkeys(rows["dataset"])}
+
+
+def _shade_below_mix(ax, fractions) -> None:
+    """Grey out batch sizes whose batches cannot hold the 80/20 mix (a decade wide on the log x axis)."""
+    for f in fractions:
+        ax.axvspan(f / 10 ** 0.5, f * 10 ** 0.5, **BELOW_MIX_STYLE)
+
+
+BELOW_MIX_STYLE = {"color": "#999999", "alpha": 0.2, "hatch": "..", "linewidth": 0}
+
+
 def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt.Figure:
     r, backend = _pick_backend(df[df["experiment"] == "random"])
     if r.empty:
@@ -282,20 +305,28 @@ def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt
     approaches = _approaches(r)
     datasets = list(dict.fromkeys(r["dataset"]))
     speedup = value == "time_ms"
+    below = _below_mix(r)
+    below_any = sorted({f for fs in below.values() for f in fs})
     with plt.rc_context(RC):
         fig, axes = _grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
-        # one labelled line keeps seven fractions legible; DF-P is the paper's headline
+        # the paper's Fig. 4 labels every approach's speedup over Static in the overall panel
         notes = _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value,
-                       speedup=("dfp",) if speedup else ())
-        _title(axes[0], "all graphs (geometric mean)" + ("; DF-P speedup vs Static" if speedup else ""), notes)
+                       speedup=tuple(approaches) if speedup else ())
+        _shade_below_mix(axes[0], below_any)
+        _title(axes[0], "all graphs (geometric mean)" + ("; speedup vs Static" if speedup else ""), notes)
         for ax, d in zip(axes[1:], datasets):
-            table = r[r["dataset"] == d].groupby(["approach", "batch_fraction"])[value].mean().reset_index()
+            table = aggregate(r[r["dataset"] == d], value, ["approach", "batch_fraction"])
+            _shade_below_mix(ax, below[d])
             _title(ax, d, _lines(ax, table, approaches, value))
         for ax in axes:
-            ax.set_xlabel("batch size (fraction of |E|)")
-            ax.set_ylabel(ylabel)
-        _legend(fig, approaches)
-        fig.suptitle(f"{title}, {backend.upper()}, random batches (80% insertions, 20% deletions)", y=1.06)
+            ax.set_xlabel(f"batch size (fraction of |E|){LOG}")
+            ax.set_ylabel(ylabel + LOG)
+        extra = [Patch(label=f"< {MIX_EDGES} edges: no 80/20 mix", **BELOW_MIX_STYLE)] if below_any else []
+        _legend(fig, approaches, extra=extra)
+        mix = "80% insertions, 20% deletions"
+        if below_any:
+            mix += f"; at {', '.join(f'{f:g}' for f in below_any)} |E| fewer than {MIX_EDGES} edges (shaded)"
+        fig.suptitle(f"{title}, {backend.upper()}, random batches ({mix})", y=1.06)
         fig.tight_layout()
     return fig
 
@@ -317,7 +348,7 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
         return _message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
     approaches = _approaches(t)
     fractions = sorted(t["batch_fraction"].unique())
-    means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].mean().reset_index()
+    means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].median().reset_index()
     # batches with no new edge (all dropped as duplicates or present already): the approaches
     # have nothing to do there, so runtimes fall off a cliff that a reader should not decode
     updates = (t["insertions"] + t["deletions"]).groupby([t["batch_fraction"], t["batch_index"]]).max()
@@ -336,13 +367,13 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
                     y = _positive(sel[value].to_numpy())
                     drawn[STYLE[a][0]] = y
                     ax.plot(sel["batch_index"] + 1, y, color=STYLE[a][1], marker=STYLE[a][2], markersize=3,
-                            linewidth=1)
+                            linewidth=1, linestyle=LINESTYLE[a])
                 for b in empty:
                     ax.axvspan(b - 0.5, b + 0.5, **empty_style)
                 ax.set_yscale("log")
                 _plain_log_ticks(ax)
                 ax.xaxis.get_major_locator().set_params(integer=True)
-                ax.set_ylabel(label)
+                ax.set_ylabel(label + LOG)
                 notes = _coincident(drawn)
                 if empty.size:
                     notes.append(f"{empty.size} of {len(updates.xs(f, level='batch_fraction'))} batches add no new edge")
@@ -377,9 +408,10 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
                 sel = rows[(rows["backend"] == b) & (rows["experiment"] == e)]
                 notes = _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
                                speedup=("dfp",) if v == "time_ms" else ())
+                _shade_below_mix(ax, sorted({f for fs in _below_mix(sel).values() for f in fs}))
                 _title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
-                ax.set_xlabel("batch size (fraction of |E_T| or |E|)")
-                ax.set_ylabel("runtime (ms)" if v == "time_ms" else "L1 error")
+                ax.set_xlabel(f"batch size (fraction of |E_T| or |E|){LOG}")
+                ax.set_ylabel(("runtime (ms)" if v == "time_ms" else "L1 error") + LOG)
         _legend(fig, approaches)
         title = "GPU vs CPU (geometric mean over graphs; DF-P speedup vs Static labelled)"
         if len(backends) == 1:
@@ -422,7 +454,7 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
                 if r["levels"] == 0:  # no bar to see: say why
                     note = "0 levels:\nno vertex\nwithout in-edges"
                 axes[1].text(p, r["levels"], note, ha="center", va="bottom", fontsize=MIN_FONT)
-        for ax, label in zip(axes, ("runtime (ms)", "levels")):
+        for ax, label in zip(axes, (f"runtime (ms){LOG}", "levels")):
             ax.set_xticks(x, datasets, rotation=20)
             ax.set_ylabel(label)
             ax.legend()
@@ -478,7 +510,7 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
         ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
         ax.set_yscale("log")
         _plain_log_ticks(ax)
-        ax.set_ylabel("runtime (ms)")
+        ax.set_ylabel(f"runtime (ms){LOG}")
         ax.set_title("Static PageRank runtime per graph")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
         fig.tight_layout()

@@ -362,7 +362,7 @@ def geometric_mean(values) -> float:
 
 
 def aggregate(df: pd.DataFrame, value: str, by: list[str]) -> pd.DataFrame:
-    """Mean per graph, then geometric mean across graphs (paper 5.1.5).
+    """Median per batch, mean per graph, then geometric mean across graphs (paper 5.1.5).
 
     Parameters
     ----------
@@ -376,8 +376,12 @@ def aggregate(df: pd.DataFrame, value: str, by: list[str]) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``by + [value]``: the arithmetic mean over batches and repeats
-        of each graph, geometric-meaned across the graphs.
+        Columns ``by + [value]``: per graph the arithmetic mean over batches of
+        each batch's median over repeats (one slow repeat does not move it),
+        geometric-meaned across the graphs.
     """
-    per_graph = df.groupby(["dataset", *by], sort=False)[value].mean().reset_index()
+    keys = ["dataset", *by]
+    per_batch = df.groupby([*keys, *(c for c in ("batch_fraction", "batch_index") if c in df and c not in by)],
+                           sort=False, dropna=False)[value].median().reset_index()
+    per_graph = per_batch.groupby(keys, sort=False)[value].mean().reset_index()
     return per_graph.groupby(by, sort=True)[value].agg(geometric_mean).reset_index()

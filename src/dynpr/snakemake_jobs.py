@@ -123,3 +123,19 @@ def describe(exc: BaseException) -> str:
 def fraction_label(fraction: float) -> str:
     """The batch fraction as it appears in paths, wildcards and logs (``1e-05``, ``0.001``)."""
     return f"{float(fraction):g}"
+
+
+def gpu_machine_missing(reason: str) -> str:
+    """One line when ``reason`` (the config's GPU work) meets a machine without a usable CUDA device, else "".
+
+    The probe runs in a child process, so the Snakemake process itself never holds a CUDA
+    context on a device its GPU jobs claim (docs/scaling.md).
+    """
+    import subprocess
+
+    probe = ("import sys; from dynpr.backend import gpu_available; "
+             "sys.exit(0 if gpu_available() else 3)")
+    if subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0:
+        return ""
+    return (f"dynpr: the config asks for GPU work ({reason}) but CuPy sees no CUDA device here; run it on a GPU "
+            "machine with the 'gpu' extra installed, or use backend: auto/cpu and compare_backends: false")

@@ -21,6 +21,7 @@ rule bench:
         "results/logs/bench.log",
     resources:
         gpu=1,
+        timing=1,
     conda:
         "../envs/dynpr-gpu.yaml"
     script:

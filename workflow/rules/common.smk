@@ -129,6 +129,10 @@ RUN_GPUS = 0 if config["backend"] == "cpu" else 1
 # summary (the GPU vs CPU figure); "auto" counts as the GPU side.
 COMPARE_BACKENDS = bool(config.get("compare_backends", False))
 OTHER_BACKEND = "gpu" if config["backend"] == "cpu" else "cpu"
+# What in the config needs a GPU machine. The Snakefile's onstart refuses it on a machine without
+# one, after the DAG is built and before any job runs; a dry run skips onstart, so it still plans.
+GPU_WORK = ", ".join(option for option, wanted in (("backend: gpu", GPU_CONFIG),
+                                                   ("compare_backends: true", COMPARE_BACKENDS)) if wanted)
 
 
 
@@ -273,6 +277,12 @@ def bench_rule_inputs(wildcards):
 
 # The tables of rule bench that the bench figures plot.
 BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv")
+
+
+def claims_bench_inputs(wildcards=None):
+    """The benchmark tables the reports' claims read (rule bench's, with a GPU config), by name."""
+    return {"static_variants": BENCH_TABLES[0], "partition_ablation": BENCH_TABLES[1],
+            "kahn": "results/bench/kahn.csv"} if GPU_CONFIG else {}
 
 
 def bench_inputs(wildcards=None):

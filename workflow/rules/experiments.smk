@@ -25,6 +25,7 @@ rule run_experiment:
         gpu=run_gpus,
         mem_mb=run_mem_mb,
         gpu_mem_mb=run_gpu_mem_mb,
+        timing=1,
     conda:
         backend_env(config["backend"])
     script:
@@ -52,6 +53,7 @@ use rule run_experiment as run_experiment_on_backend with:
         gpu=run_gpus,
         mem_mb=run_mem_mb,
         gpu_mem_mb=run_gpu_mem_mb,
+        timing=1,
     wildcard_constraints:
         backend="cpu|gpu",
 

@@ -22,7 +22,8 @@ class PageRankOptions:
     frontier_tolerance : relative rank change above which DF/DF-P expand (tau_f).
     prune_tolerance : relative rank change at or below which DF-P prunes (tau_p).
     max_iterations : iteration cap.
-    degree_switch : largest degree handled thread-per-vertex on the GPU.
+    degree_switch : largest in-degree the ``partitioned`` / ``partitioned_prc`` baseline kernels handle
+        thread-per-vertex (the default engine's classes are ``dynpr.designs.CLASS_BOUNDS``).
     partition : GPU work partitioning, one of ``PARTITIONS``.
     variant : GPU kernel design (``dynpr.designs.VARIANTS``); ``None`` = the fastest
         measured ("classes"). Ignored on the CPU. The pure static designs
