@@ -355,6 +355,65 @@ def test_kahn_drivers_match_cpu(case, driver):
         assert not gpu.is_dag and len(gpu.remaining) > 0
 
 
+def _dense_case(case: str) -> np.ndarray:
+    """A dense adjacency matrix: the report's graphs (2,000 vertices past one 16 x 16 tile row of
+    frontier vertices, 1,500 at a density that leaves a partial DAG), or a DAG with a back edge."""
+    from dynpr.random_dag import report_matrix
+
+    if case == "dag-back-edge":
+        dag = random_dag(3_000, 30_000, depth=40, seed=5)
+        matrix = np.zeros((3_000, 3_000), dtype=np.uint8)
+        src, dst = dag.edges()
+        matrix[src, dst] = 1
+        matrix[2_500, 200] = 1  # closes a cycle through the layers between
+        return matrix
+    kind, density = {"report-acyclic": ("acyclic", 0.5), "report-cyclic": ("cyclic", 0.5),
+                     "report-sparse-cyclic": ("cyclic", 0.0004), "report-sparse-acyclic": ("acyclic", 0.002)}[case]
+    return report_matrix(2_000 if density == 0.5 else 1_500, kind, density=density, seed=9)
+
+
+@pytest.mark.parametrize("case", ("report-acyclic", "report-cyclic", "report-sparse-cyclic", "report-sparse-acyclic",
+                                  "dag-back-edge"))
+def test_kahn_dense_matches_its_twin_and_csr(case):
+    from dynpr.gpu.kahn import kahn_dense as gpu_kahn_dense
+    from dynpr.kahn import kahn_dense
+    from dynpr.random_dag import matrix_graph
+
+    matrix = _dense_case(case)
+    cpu = kahn_dense(matrix)
+    gpu = gpu_kahn_dense(matrix)
+    assert (gpu.is_dag, gpu.processed, gpu.levels) == (cpu.is_dag, cpu.processed, cpu.levels)
+    np.testing.assert_array_equal(gpu.remaining, cpu.remaining)
+    csr = gpu_kahn(matrix_graph(matrix), driver="levels")
+    assert (csr.processed, csr.levels) == (gpu.processed, gpu.levels)
+    assert gpu.backend == "gpu" and gpu.time_ms > 0
+    if case == "report-cyclic":
+        assert gpu.levels == 0 and not gpu.is_dag
+    if case == "report-acyclic":
+        assert gpu.is_dag and gpu.levels > 1_000
+    if case in ("report-sparse-cyclic", "dag-back-edge"):
+        assert 0 < gpu.processed < len(matrix)  # a partial run: the removal and the cycle both seen
+
+
+def test_kahn_table_rows_for_every_driver(tmp_path):
+    from types import SimpleNamespace
+
+    from dynpr import bench
+
+    load("CollegeMsg").save(tmp_path / "CollegeMsg.npz")
+    params = SimpleNamespace(kahn_vertices=2_000, kahn_edges=10_000, kahn_depth=30, kahn_report_sizes=[1_000],
+                             kahn_report_density=0.5, seed=1, graphs=["CollegeMsg"])
+    table = bench.kahn_table(bench.kahn_cases(params, {"CollegeMsg": str(tmp_path / "CollegeMsg.npz")}), "d", "c",
+                             repeats=2, log=lambda line: None)
+    assert tuple(table.columns) == bench.KAHN_COLUMNS
+    drivers = table.groupby("graph", sort=False)["driver"].apply(tuple).to_dict()
+    csr = ("cpu", "levels", "persistent")
+    assert drivers == {"dag-random": csr, "dag-depth30": csr, "cyclic-1k": csr + ("dense",),
+                       "acyclic-1k": csr + ("dense",), "CollegeMsg": csr}
+    assert (table["time_ms"] > 0).all() and (table["benchmark"] == "kahn").all()
+    assert table.loc[table["graph"] == "dag-depth30", "levels"].eq(30).all()
+
+
 def test_too_big_graph_fails_before_upload(monkeypatch):
     # A fresh graph object (not uploaded yet) against a device that reports 1 MiB free.
     cupy = pytest.importorskip("cupy")

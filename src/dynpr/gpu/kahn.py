@@ -12,6 +12,12 @@ cooperative kernel with a grid-wide sync between levels, so deep DAGs pay no
 host round trip per level; ``levels`` launches one kernel per level and reads
 the counter back each time (the level driver's design). Timed with CUDA events,
 uploads and allocations excluded.
+
+:func:`kahn_dense` is the report's dense version (section 6.1, its final
+kernels): the graph as an n x n byte matrix, in-degrees as column sums a thread
+per column, and every level a flag, a scan and a compaction over all n vertices
+and a 2-D removal launch over (frontier vertex, column) pairs, the frontier's
+size read back by the host. Its CPU twin is :func:`dynpr.kahn.kahn_dense`.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ import numpy as np
 
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import BLOCK, grid_for
-from dynpr.gpu.memory import check_fits
+from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, check_fits, free_device_bytes
+from dynpr.hostmem import GIB
 from dynpr.gpu.resident import upload
 
 
@@ -72,6 +79,33 @@ def _buffers(cupy, graph):
             cupy.zeros(n + 1, dtype=cupy.int32))  # next-frontier size of each level (at most n levels)
 
 
+# Threads per side of the dense removal's 2-D blocks (the report's lws2).
+DENSE_TILE = 16
+
+
+def _dense_levels(kernels, cupy, n, adj, indeg, flag, scan, frontier):
+    """Every level of the dense version; returns (processed, levels)."""
+    n32 = np.int32(n)
+    kernels["kahn_dense_in_degree"](grid_for(n), (BLOCK,), (adj, n32, indeg))
+    processed = levels = 0
+    while True:
+        kernels["kahn_dense_flag"](grid_for(n), (BLOCK,), (indeg, n32, flag))
+        cupy.cumsum(flag, out=scan)
+        kernels["kahn_compact"](grid_for(n), (BLOCK,), (n32, flag, scan, frontier))
+        count = int(scan[-1])
+        if not count:
+            return processed, levels
+        processed += count
+        levels += 1
+        grid = (-(-n // DENSE_TILE), -(-count // DENSE_TILE))
+        kernels["kahn_dense_remove"](grid, (DENSE_TILE, DENSE_TILE), (adj, n32, frontier, np.int32(count), indeg))
+
+
+def _dense_buffers(cupy, matrix):
+    n = len(matrix)
+    return (upload(matrix, np.uint8), *(cupy.empty(n, dtype=cupy.int32) for _ in range(4)))
+
+
 @functools.cache
 def _warm_up() -> None:
     """Compile and load every kernel (ours and CuPy's scan) outside timing."""
@@ -81,6 +115,8 @@ def _warm_up() -> None:
     graph = Graph.from_edges(np.array([0, 0, 1]), np.array([1, 2, 2]), self_loops=False)
     for driver in DRIVERS.values():
         driver(loader.kahn_kernels(), cupy, graph.num_vertices, *_buffers(cupy, graph))
+    matrix = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]], dtype=np.uint8)
+    _dense_levels(loader.kahn_kernels(), cupy, len(matrix), *_dense_buffers(cupy, matrix))
 
 
 DRIVERS = {"persistent": _persistent, "levels": _levels}
@@ -135,5 +171,44 @@ def kahn(graph, *, driver: str = "persistent"):
     indeg = buffers[3]
     # A processed vertex's in-degree reached zero; the others kept a positive one.
     remaining = cupy.asnumpy(cupy.flatnonzero(indeg != 0)).astype(np.int32)
+    return KahnResult(is_dag=processed == n, processed=processed, levels=levels, remaining=remaining,
+                      time_ms=cupy.cuda.get_elapsed_time(start, end), backend="gpu", device=device_name("gpu"))
+
+
+def kahn_dense(matrix):
+    """Kahn's algorithm on the GPU over a dense adjacency matrix (``matrix[u, v] != 0`` for an edge
+    u -> v; a NumPy array of n x n bytes, uploaded untimed); the same result as :func:`kahn` on the
+    matrix's graph and as the CPU twin :func:`dynpr.kahn.kahn_dense`.
+
+    Raises
+    ------
+    RuntimeError
+        If CuPy or a CUDA device is missing.
+    MemoryError
+        If the matrix and its buffers need more device memory than is free.
+    ValueError
+        If ``matrix`` is not square.
+    """
+    from dynpr.backend import device_name
+    from dynpr.kahn import KahnResult
+
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"an adjacency matrix is square, got shape {matrix.shape}")
+    cupy = loader.require_cupy()
+    kernels = loader.kahn_kernels()
+    _warm_up()
+    n = len(matrix)
+    needed = n * n + 16 * n
+    if needed + DEFAULT_RESERVE_BYTES > (free := free_device_bytes()):
+        raise MemoryError(f"a dense matrix of {n} vertices needs {needed / GIB:.2f} GiB on the GPU, "
+                          f"device has {free / GIB:.2f} GiB free: use the CSR drivers")
+    buffers = _dense_buffers(cupy, matrix)
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    processed, levels = _dense_levels(kernels, cupy, n, *buffers)
+    end.record()
+    end.synchronize()
+    # processed vertices hold -1; the others kept a positive in-degree
+    remaining = cupy.asnumpy(cupy.flatnonzero(buffers[1] > 0)).astype(np.int32)
     return KahnResult(is_dag=processed == n, processed=processed, levels=levels, remaining=remaining,
                       time_ms=cupy.cuda.get_elapsed_time(start, end), backend="gpu", device=device_name("gpu"))

@@ -142,7 +142,8 @@ BASELINE_TEMPLATES = tuple(
 BASELINE_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "finish_iteration",
                   "clear_flags", "push_scatter", "push_finish")
 STATIC_VARIANT_PLAIN = ("rank_hybrid_thread_warp", "rank_pull_tiled", "rank_pull_float32")
-KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
+KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove", "kahn_dense_in_degree", "kahn_dense_flag",
+              "kahn_dense_remove")
 RMAT_PLAIN = ("rmat_histogram", "rmat_extract")
 
 

@@ -38,3 +38,37 @@ extern "C" __global__ void kahn_remove(const int* frontier, int count, const lon
   }
 }
 
+
+// ---- dense adjacency matrix (the report's section 6.1, its final dense version) ----
+// adj is n x n bytes, row-major, adj[u * n + v] != 0 for an edge u -> v.
+
+// In-degree of column v, a thread per column walking the rows ("calculate_in_degree",
+// the global-memory kernel the report keeps): a warp reads 32 adjacent bytes of each row.
+extern "C" __global__ void kahn_dense_in_degree(const unsigned char* adj, int n, int* indeg) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= n) return;
+  int d = 0;
+  for (long long u = 0; u < n; ++u) d += adj[u * n + v] != 0;
+  indeg[v] = d;
+}
+
+// flag[v] = 1 where the in-degree is zero ("flag_zero_in_degree"); processed vertices hold -1.
+extern "C" __global__ void kahn_dense_flag(const int* indeg, int n, int* flag) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n) flag[v] = indeg[v] == 0;
+}
+
+// Remove the frontier ("remove_active_nodes_2D"): a thread per (frontier vertex, column)
+// pair, x over the columns so a warp reads adjacent bytes of one row, subtracts one with an
+// atomic wherever the row has an edge; the column-0 thread of each frontier vertex marks it
+// processed (-1). No edge joins two vertices of one frontier (each had in-degree zero), so no
+// thread decrements a vertex being marked.
+extern "C" __global__ void kahn_dense_remove(const unsigned char* adj, int n, const int* frontier, int count,
+                                             int* indeg) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= count || v >= n) return;
+  const int u = frontier[i];
+  if (adj[static_cast<long long>(u) * n + v]) atomicSub(&indeg[v], 1);
+  if (v == 0) indeg[u] = -1;
+}
