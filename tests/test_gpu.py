@@ -372,16 +372,17 @@ def _dense_case(case: str) -> np.ndarray:
     return report_matrix(2_000 if density == 0.5 else 1_500, kind, density=density, seed=9)
 
 
+@pytest.mark.parametrize("shared_memory", (False, True))
 @pytest.mark.parametrize("case", ("report-acyclic", "report-cyclic", "report-sparse-cyclic", "report-sparse-acyclic",
                                   "dag-back-edge"))
-def test_kahn_dense_matches_its_twin_and_csr(case):
+def test_kahn_dense_matches_its_twin_and_csr(case, shared_memory):
     from dynpr.gpu.kahn import kahn_dense as gpu_kahn_dense
     from dynpr.kahn import kahn_dense
     from dynpr.random_dag import matrix_graph
 
     matrix = _dense_case(case)
     cpu = kahn_dense(matrix)
-    gpu = gpu_kahn_dense(matrix)
+    gpu = gpu_kahn_dense(matrix, shared_memory=shared_memory)
     assert (gpu.is_dag, gpu.processed, gpu.levels) == (cpu.is_dag, cpu.processed, cpu.levels)
     np.testing.assert_array_equal(gpu.remaining, cpu.remaining)
     csr = gpu_kahn(matrix_graph(matrix), driver="levels")
@@ -408,8 +409,9 @@ def test_kahn_table_rows_for_every_driver(tmp_path):
     assert tuple(table.columns) == bench.KAHN_COLUMNS
     drivers = table.groupby("graph", sort=False)["driver"].apply(tuple).to_dict()
     csr = ("cpu", "levels", "persistent")
-    assert drivers == {"dag-random": csr, "dag-depth30": csr, "cyclic-1k": csr + ("dense",),
-                       "acyclic-1k": csr + ("dense",), "CollegeMsg": csr}
+    dense = csr + ("dense", "dense_shared")
+    assert drivers == {"dag-random": csr, "dag-depth30": csr, "cyclic-1k": dense, "acyclic-1k": dense,
+                       "CollegeMsg": csr}
     assert (table["time_ms"] > 0).all() and (table["benchmark"] == "kahn").all()
     assert table.loc[table["graph"] == "dag-depth30", "levels"].eq(30).all()
 

@@ -222,7 +222,7 @@ def _kahn_csv(tmp_path) -> pd.DataFrame:
     from dynpr.bench import KAHN_COLUMNS
 
     rows = []
-    times = {"cpu": 100.0, "levels": 10.0, "persistent": 5.0, "dense": 20.0}
+    times = {"cpu": 100.0, "levels": 10.0, "persistent": 5.0, "dense": 20.0, "dense_shared": 30.0}
     for kind in ("cyclic", "acyclic"):
         for n in (10_000, 20_000):
             for driver, t in times.items():
@@ -243,7 +243,8 @@ def test_kahn_bench_draws_each_driver_per_size_and_the_other_graphs(tmp_path):
     acyclic, cyclic, others = fig.axes
     for ax, kind in ((acyclic, "acyclic"), (cyclic, "cyclic")):
         lines = {line.get_label(): line for line in ax.get_lines()}
-        assert list(lines) == [plots.KAHN_DRIVERS[d][0] for d in ("cpu", "levels", "persistent", "dense")]
+        assert list(lines) == [plots.KAHN_DRIVERS[d][0] for d in ("cpu", "levels", "persistent", "dense",
+                                                                  "dense_shared")]
         dense = lines["GPU dense matrix"]
         assert list(dense.get_xdata()) == [10_000, 20_000] and list(dense.get_ydata()) == [20.0, 40.0]
         assert kind in ax.get_title()

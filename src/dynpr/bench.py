@@ -280,8 +280,9 @@ def partition_ablation(batch_files, graphs: dict[str, str], variants, reference_
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
 
 
-#: kahn.csv's drivers: the CPU engine (CSR), the GPU's CSR drivers and its dense-matrix version.
-KAHN_DRIVERS = ("cpu", "levels", "persistent", "dense")
+#: kahn.csv's drivers: the CPU engine (CSR), the GPU's CSR drivers and its dense-matrix version with the
+#: report's global-memory kernels (``dense``) or its shared-memory ones (``dense_shared``).
+KAHN_DRIVERS = ("cpu", "levels", "persistent", "dense", "dense_shared")
 
 
 def kahn_cases(params, graphs: dict[str, str]):
@@ -322,6 +323,7 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
             results[driver] = [gpu_kahn(graph, driver=driver) for _ in range(repeats)]
         if matrix is not None:
             results["dense"] = [kahn_dense(matrix) for _ in range(repeats)]
+            results["dense_shared"] = [kahn_dense(matrix, shared_memory=True) for _ in range(repeats)]
         for driver, runs in results.items():
             first = runs[0]
             if (first.levels, first.processed) != (cpu.levels, cpu.processed):

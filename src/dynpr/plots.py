@@ -531,6 +531,7 @@ KAHN_DRIVERS = {
     "levels": ("GPU levels, CSR", CYCLE[0], "s", "-"),
     "persistent": ("GPU persistent, CSR", CYCLE[1], "^", ":"),
     "dense": ("GPU dense matrix", CYCLE[5], "D", "--"),
+    "dense_shared": ("GPU dense, shared memory", CYCLE[3], "v", "-."),
 }
 #: The Kahn report's graphs in kahn.csv (dynpr.random_dag.report_name): kind and size in the name
 REPORT_GRAPH = r"^(cyclic|acyclic)-"

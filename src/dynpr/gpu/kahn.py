@@ -17,7 +17,11 @@ uploads and allocations excluded.
 kernels): the graph as an n x n byte matrix, in-degrees as column sums a thread
 per column, and every level a flag, a scan and a compaction over all n vertices
 and a 2-D removal launch over (frontier vertex, column) pairs, the frontier's
-size read back by the host. Its CPU twin is :func:`dynpr.kahn.kahn_dense`.
+size read back by the host. With ``shared_memory`` it runs the report's
+shared-memory variants of those two kernels instead (its Tables 1 and 2):
+partial column sums a block per (column, row slice) reduced in shared memory,
+and a removal that counts each column's edges in shared memory and subtracts
+them with one atomic per block. Its CPU twin is :func:`dynpr.kahn.kahn_dense`.
 """
 
 from __future__ import annotations
@@ -79,14 +83,30 @@ def _buffers(cupy, graph):
             cupy.zeros(n + 1, dtype=cupy.int32))  # next-frontier size of each level (at most n levels)
 
 
-# Threads per side of the dense removal's 2-D blocks (the report's lws2).
+# Threads per side of the dense removal's 2-D blocks (the report's lws2; kTile in kernels/kahn.cu).
 DENSE_TILE = 16
+# Rows of a column each thread of the partial in-degree blocks sums (at most): the blocks per
+# column, the report's tuned num_blocks_y, follow from it.
+PARTIAL_ROWS = 16
 
 
-def _dense_levels(kernels, cupy, n, adj, indeg, flag, scan, frontier):
-    """Every level of the dense version; returns (processed, levels)."""
+def partial_blocks(n: int) -> int:
+    """Blocks per column of the shared-memory in-degree kernel for an n x n matrix."""
+    return max(1, -(-n // (BLOCK * PARTIAL_ROWS)))
+
+
+def _dense_levels(kernels, cupy, n, adj, indeg, flag, scan, frontier, partial=None):
+    """Every level of the dense version (``partial`` given: with the shared-memory kernels);
+    returns (processed, levels)."""
     n32 = np.int32(n)
-    kernels["kahn_dense_in_degree"](grid_for(n), (BLOCK,), (adj, n32, indeg))
+    if partial is None:
+        kernels["kahn_dense_in_degree"](grid_for(n), (BLOCK,), (adj, n32, indeg))
+        remove = kernels["kahn_dense_remove"]
+    else:
+        parts = partial_blocks(n)
+        kernels["kahn_dense_in_degree_partial"]((n, parts), (BLOCK,), (adj, n32, partial))
+        kernels["kahn_dense_in_degree_final"](grid_for(n), (BLOCK,), (partial, n32, np.int32(parts), indeg))
+        remove = kernels["kahn_dense_remove_shared"]
     processed = levels = 0
     while True:
         kernels["kahn_dense_flag"](grid_for(n), (BLOCK,), (indeg, n32, flag))
@@ -98,12 +118,13 @@ def _dense_levels(kernels, cupy, n, adj, indeg, flag, scan, frontier):
         processed += count
         levels += 1
         grid = (-(-n // DENSE_TILE), -(-count // DENSE_TILE))
-        kernels["kahn_dense_remove"](grid, (DENSE_TILE, DENSE_TILE), (adj, n32, frontier, np.int32(count), indeg))
+        remove(grid, (DENSE_TILE, DENSE_TILE), (adj, n32, frontier, np.int32(count), indeg))
 
 
-def _dense_buffers(cupy, matrix):
+def _dense_buffers(cupy, matrix, shared_memory: bool):
     n = len(matrix)
-    return (upload(matrix, np.uint8), *(cupy.empty(n, dtype=cupy.int32) for _ in range(4)))
+    partial = (cupy.empty(n * partial_blocks(n), dtype=cupy.int32),) if shared_memory else ()
+    return (upload(matrix, np.uint8), *(cupy.empty(n, dtype=cupy.int32) for _ in range(4)), *partial)
 
 
 @functools.cache
@@ -116,7 +137,8 @@ def _warm_up() -> None:
     for driver in DRIVERS.values():
         driver(loader.kahn_kernels(), cupy, graph.num_vertices, *_buffers(cupy, graph))
     matrix = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]], dtype=np.uint8)
-    _dense_levels(loader.kahn_kernels(), cupy, len(matrix), *_dense_buffers(cupy, matrix))
+    for shared_memory in (False, True):
+        _dense_levels(loader.kahn_kernels(), cupy, len(matrix), *_dense_buffers(cupy, matrix, shared_memory))
 
 
 DRIVERS = {"persistent": _persistent, "levels": _levels}
@@ -175,10 +197,11 @@ def kahn(graph, *, driver: str = "persistent"):
                       time_ms=cupy.cuda.get_elapsed_time(start, end), backend="gpu", device=device_name("gpu"))
 
 
-def kahn_dense(matrix):
+def kahn_dense(matrix, *, shared_memory: bool = False):
     """Kahn's algorithm on the GPU over a dense adjacency matrix (``matrix[u, v] != 0`` for an edge
     u -> v; a NumPy array of n x n bytes, uploaded untimed); the same result as :func:`kahn` on the
-    matrix's graph and as the CPU twin :func:`dynpr.kahn.kahn_dense`.
+    matrix's graph and as the CPU twin :func:`dynpr.kahn.kahn_dense`. ``shared_memory``: the
+    report's shared-memory in-degree and removal kernels instead of its global-memory ones.
 
     Raises
     ------
@@ -198,11 +221,11 @@ def kahn_dense(matrix):
     kernels = loader.kahn_kernels()
     _warm_up()
     n = len(matrix)
-    needed = n * n + 16 * n
+    needed = n * n + 16 * n + 4 * n * partial_blocks(n) * shared_memory
     if needed + DEFAULT_RESERVE_BYTES > (free := free_device_bytes()):
         raise MemoryError(f"a dense matrix of {n} vertices needs {needed / GIB:.2f} GiB on the GPU, "
                           f"device has {free / GIB:.2f} GiB free: use the CSR drivers")
-    buffers = _dense_buffers(cupy, matrix)
+    buffers = _dense_buffers(cupy, matrix, shared_memory)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()
     processed, levels = _dense_levels(kernels, cupy, n, *buffers)

@@ -143,7 +143,8 @@ BASELINE_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed"
                   "clear_flags", "push_scatter", "push_finish")
 STATIC_VARIANT_PLAIN = ("rank_hybrid_thread_warp", "rank_pull_tiled", "rank_pull_float32")
 KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove", "kahn_dense_in_degree", "kahn_dense_flag",
-              "kahn_dense_remove")
+              "kahn_dense_remove", "kahn_dense_in_degree_partial", "kahn_dense_in_degree_final",
+              "kahn_dense_remove_shared")
 RMAT_PLAIN = ("rmat_histogram", "rmat_extract")
 
 
