@@ -160,4 +160,4 @@ def test_kahn_columns_and_drivers_are_the_interface():
     assert bench.KAHN_COLUMNS == ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels",
                                   "processed", "time_ms", "us_per_level", "speedup_vs_cpu", "benchmark", "dataset",
                                   "backend")
-    assert bench.KAHN_DRIVERS == ("cpu", "levels", "persistent", "dense", "dense_shared")
+    assert bench.KAHN_DRIVERS == ("cpu", "levels", "persistent", "two_phase", "host_removal", "dense", "dense_shared")

@@ -332,7 +332,7 @@ def test_static_only_variants_refuse_dynamic(variant):
         gpu_pagerank.update("dfp", old, new, batch, previous, replace(OPTIONS, variant=variant))
 
 
-@pytest.mark.parametrize("driver", ("persistent", "levels"))
+@pytest.mark.parametrize("driver", ("persistent", "levels", "two_phase", "host_removal"))
 @pytest.mark.parametrize("case", ("wide", "deep", "cyclic", "rmat14"))
 def test_kahn_drivers_match_cpu(case, driver):
     if case == "wide":
@@ -408,7 +408,7 @@ def test_kahn_table_rows_for_every_driver(tmp_path):
                              repeats=2, log=lambda line: None)
     assert tuple(table.columns) == bench.KAHN_COLUMNS
     drivers = table.groupby("graph", sort=False)["driver"].apply(tuple).to_dict()
-    csr = ("cpu", "levels", "persistent")
+    csr = ("cpu", "levels", "persistent", "two_phase", "host_removal")
     dense = csr + ("dense", "dense_shared")
     assert drivers == {"dag-random": csr, "dag-depth30": csr, "cyclic-1k": dense, "acyclic-1k": dense,
                        "CollegeMsg": csr}

@@ -280,9 +280,11 @@ def partition_ablation(batch_files, graphs: dict[str, str], variants, reference_
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
 
 
+#: The GPU's CSR drivers (dynpr.gpu.kahn.DRIVERS): dynpr's two and the report's two CSR versions.
+CSR_DRIVERS = ("levels", "persistent", "two_phase", "host_removal")
 #: kahn.csv's drivers: the CPU engine (CSR), the GPU's CSR drivers and its dense-matrix version with the
 #: report's global-memory kernels (``dense``) or its shared-memory ones (``dense_shared``).
-KAHN_DRIVERS = ("cpu", "levels", "persistent", "dense", "dense_shared")
+KAHN_DRIVERS = ("cpu", *CSR_DRIVERS, "dense", "dense_shared")
 
 
 def kahn_cases(params, graphs: dict[str, str]):
@@ -319,7 +321,7 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
         n = graph.num_vertices
         cpu = kahn(graph, backend="cpu")
         results = {"cpu": [cpu]}
-        for driver in ("levels", "persistent"):
+        for driver in CSR_DRIVERS:
             results[driver] = [gpu_kahn(graph, driver=driver) for _ in range(repeats)]
         if matrix is not None:
             results["dense"] = [kahn_dense(matrix) for _ in range(repeats)]

@@ -530,6 +530,8 @@ KAHN_DRIVERS = {
     "cpu": ("CPU, CSR", "#000000", "o", "-"),
     "levels": ("GPU levels, CSR", CYCLE[0], "s", "-"),
     "persistent": ("GPU persistent, CSR", CYCLE[1], "^", ":"),
+    "two_phase": ("GPU two-phase removal, CSR", CYCLE[2], "P", "-"),
+    "host_removal": ("GPU + host removal, CSR", CYCLE[4], "X", ":"),
     "dense": ("GPU dense matrix", CYCLE[5], "D", "--"),
     "dense_shared": ("GPU dense, shared memory", CYCLE[3], "v", "-."),
 }
@@ -598,8 +600,8 @@ def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
             ax.set_ylim(top=ax.get_ylim()[1] * 30)  # headroom for the legend above the bars
             ax.legend(loc="upper right")
         if kinds:  # one legend for the line panels, below them, off the lines
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(drivers))
-        fig.tight_layout(rect=(0, 0.1 if kinds else 0, 1, 1))
+            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(drivers), 4))
+        fig.tight_layout(rect=(0, 0.16 if kinds else 0, 1, 1))
     return fig
 
 

@@ -142,9 +142,9 @@ BASELINE_TEMPLATES = tuple(
 BASELINE_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "finish_iteration",
                   "clear_flags", "push_scatter", "push_finish")
 STATIC_VARIANT_PLAIN = ("rank_hybrid_thread_warp", "rank_pull_tiled", "rank_pull_float32")
-KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove", "kahn_dense_in_degree", "kahn_dense_flag",
-              "kahn_dense_remove", "kahn_dense_in_degree_partial", "kahn_dense_in_degree_final",
-              "kahn_dense_remove_shared")
+KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove", "kahn_decrement", "kahn_apply_decrement",
+              "kahn_flag_zero", "kahn_dense_in_degree", "kahn_dense_remove", "kahn_dense_in_degree_partial",
+              "kahn_dense_in_degree_final", "kahn_dense_remove_shared")
 RMAT_PLAIN = ("rmat_histogram", "rmat_extract")
 
 

@@ -39,6 +39,36 @@ extern "C" __global__ void kahn_remove(const int* frontier, int count, const lon
 }
 
 
+// The report's two-phase removal ("remove_active_nodes_csr_reduce_global", "no_atomic"): a
+// thread per frontier vertex adds one per out-edge to decrement[target] instead of
+// touching the in-degrees, and marks its vertex processed (-1, "mark_removed_nodes", folded
+// in: a frontier vertex has no in-edge left, so nothing decrements it this level).
+extern "C" __global__ void kahn_decrement(const int* frontier, int count, const long long* offsets, const int* targets,
+                                          int* indeg, int* decrement) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const int u = frontier[i];
+  for (long long e = offsets[u]; e < offsets[u + 1]; ++e) atomicAdd(&decrement[targets[e]], 1);
+  indeg[u] = -1;
+}
+
+// indeg[v] -= decrement[v], and the decrement cleared for the next level
+// ("apply_decrement_to_in_degree").
+extern "C" __global__ void kahn_apply_decrement(int n, int* decrement, int* indeg) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n && decrement[v]) {
+    indeg[v] -= decrement[v];
+    decrement[v] = 0;
+  }
+}
+
+// flag[v] = 1 where the in-degree is zero ("flag_zero_in_degree"), for the drivers that
+// flag, scan and compact every level as the report does; processed vertices hold -1.
+extern "C" __global__ void kahn_flag_zero(const int* indeg, int n, int* flag) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < n) flag[v] = indeg[v] == 0;
+}
+
 // ---- dense adjacency matrix (the report's section 6.1, its final dense version) ----
 // adj is n x n bytes, row-major, adj[u * n + v] != 0 for an edge u -> v.
 
@@ -55,12 +85,6 @@ extern "C" __global__ void kahn_dense_in_degree(const unsigned char* adj, int n,
   int d = 0;
   for (long long u = 0; u < n; ++u) d += adj[u * n + v] != 0;
   indeg[v] = d;
-}
-
-// flag[v] = 1 where the in-degree is zero ("flag_zero_in_degree"); processed vertices hold -1.
-extern "C" __global__ void kahn_dense_flag(const int* indeg, int n, int* flag) {
-  const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < n) flag[v] = indeg[v] == 0;
 }
 
 // Remove the frontier ("remove_active_nodes_2D"): a thread per (frontier vertex, column)
