@@ -38,8 +38,8 @@ import numpy as np
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import BLOCK, grid_for
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, check_fits, free_device_bytes
-from dynpr.hostmem import GIB
 from dynpr.gpu.resident import upload
+from dynpr.hostmem import GIB
 
 
 def _levels(kernels, cupy, graph, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
@@ -87,7 +87,7 @@ def _buffers(cupy, graph):
     n = graph.num_vertices
     return (upload(graph.offsets), upload(graph.targets), upload(graph.in_offsets),
             *(cupy.empty(n, dtype=cupy.int32) for _ in range(5)),
-            cupy.zeros(n + 1, dtype=cupy.int32))  # next-frontier size of each level (at most n levels)
+            cupy.zeros(n + 1, dtype=cupy.int32))  # each level's next-frontier size (two_phase: its decrements)
 
 
 # Threads per side of the dense removal's 2-D blocks (the report's lws2; kTile in kernels/kahn.cu).
