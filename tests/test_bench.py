@@ -132,3 +132,32 @@ def test_gather_pass_sums_the_gathered_contributions():
     total, ms = gather_total(cupy.asarray(ids), cupy.asarray(contributions), repeats=2)
     assert total == pytest.approx(contributions[ids].sum(), rel=1e-12)
     assert ms > 0
+
+
+def test_kahn_cases_are_the_dags_the_report_graphs_and_the_bench_graphs(tmp_path):
+    from dynpr.graph import Graph
+    from dynpr.random_dag import matrix_graph, report_matrix
+
+    Graph.from_edges([0, 1, 2], [1, 2, 0], 3).save(tmp_path / "g.npz")  # a cycle, with PageRank's self-loops
+    params = SimpleNamespace(kahn_vertices=50, kahn_edges=200, kahn_depth=5, kahn_report_sizes=[1000, 40],
+                             kahn_report_density=0.5, seed=3, graphs=["g"])
+    cases = list(bench.kahn_cases(params, {"g": str(tmp_path / "g.npz")}))
+    assert [c[0] for c in cases] == ["dag-random", "dag-depth5", "cyclic-1k", "acyclic-1k", "cyclic-40",
+                                     "acyclic-40", "g"]
+    for name, graph, matrix in cases:
+        # the dense driver runs on the report's graphs only: their matrices are the graphs
+        assert (matrix is not None) == (name.split("-")[0] in ("cyclic", "acyclic"))
+        if matrix is not None:
+            kind, size = name.split("-")
+            n = 1000 if size == "1k" else int(size)
+            np.testing.assert_array_equal(matrix, report_matrix(n, kind, seed=3))
+            np.testing.assert_array_equal(graph.targets, matrix_graph(matrix).targets)
+    assert cases[-1][1].num_self_loops == 0 and cases[-1][1].num_edges == 3  # the bench graph without loops
+
+
+def test_kahn_columns_and_drivers_are_the_interface():
+    # claims rows read these tables: the column set and driver names are a contract
+    assert bench.KAHN_COLUMNS == ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels",
+                                  "processed", "time_ms", "us_per_level", "speedup_vs_cpu", "benchmark", "dataset",
+                                  "backend")
+    assert bench.KAHN_DRIVERS == ("cpu", "levels", "persistent", "two_phase", "host_removal", "dense", "dense_shared")

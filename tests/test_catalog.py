@@ -102,6 +102,10 @@ def test_config_yaml_is_valid(repo_root):
     lambda c: c.update(typo_key=1),
     lambda c: c["bench"].update(repeats=0),
     lambda c: c.pop("bench"),
+    lambda c: c["bench"].update(kahn_report_density=0),
+    lambda c: c["bench"].update(kahn_report_sizes=[10000, 10000]),
+    lambda c: c["bench"].update(kahn_report_sizes=[10000.5]),
+    lambda c: c["bench"].pop("kahn_report_sizes"),
 ])
 def test_bad_config_is_rejected(repo_root, mutate):
     config = yaml.safe_load((repo_root / "config.yaml").read_text())

@@ -1,4 +1,4 @@
-"""Kahn cycle detection on the CPU against networkx."""
+"""Kahn cycle detection on the CPU (CSR and dense matrix) against networkx."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dynpr.graph import Graph
-from dynpr.kahn import kahn
+from dynpr.kahn import kahn, kahn_dense
 
 
 def to_networkx(graph: Graph) -> nx.DiGraph:
@@ -124,3 +124,53 @@ def test_without_self_loops_on_the_device_gives_the_hosts_arrays():
     for name in ("offsets", "targets", "in_offsets", "sources"):
         assert isinstance(getattr(device, name), cupy.ndarray)
         assert np.array_equal(cupy.asnumpy(getattr(device, name)), getattr(host, name)), name
+
+
+# ---- the dense-matrix twin (dynpr.kahn.kahn_dense) ----
+
+def dense(graph: Graph) -> np.ndarray:
+    matrix = np.zeros((graph.num_vertices,) * 2, dtype=np.uint8)
+    src, dst = graph.edges()
+    matrix[src, dst] = 1
+    return matrix
+
+
+def dense_cases():
+    """(name, graph): DAGs with a hidden order, DAGs plus back edges, self-loops, and the report's graphs."""
+    from dynpr.random_dag import matrix_graph, report_matrix
+
+    rng = np.random.default_rng(7)
+    for seed in range(3):
+        dag = random_dag(200, 900, seed)
+        yield f"dag{seed}", dag
+        src, dst = dag.edges()
+        back = rng.integers(0, 200, (2, 2))
+        yield f"cyclic{seed}", Graph.from_edges(np.append(src, back[0]), np.append(dst, back[1]), 200,
+                                                self_loops=False)
+    yield "self-loops", Graph.from_edges([0, 1, 3], [1, 2, 3], 5, self_loops=False)
+    for kind in ("cyclic", "acyclic"):
+        yield f"report-{kind}", matrix_graph(report_matrix(150, kind, seed=2))
+    yield "report-sparse", matrix_graph(report_matrix(400, "cyclic", density=0.003, seed=2))
+
+
+@pytest.mark.parametrize("name, graph", list(dense_cases()), ids=lambda x: x if isinstance(x, str) else "")
+def test_dense_kahn_matches_csr_kahn_and_networkx(name, graph):
+    result = kahn_dense(dense(graph))
+    csr = kahn(graph, backend="cpu")
+    nxg = to_networkx(graph)
+    assert (result.is_dag, result.processed, result.levels) == (csr.is_dag, csr.processed, csr.levels)
+    np.testing.assert_array_equal(result.remaining, csr.remaining)
+    assert result.remaining.dtype == np.int32 and result.backend == "cpu"
+    assert result.is_dag == nx.is_directed_acyclic_graph(nxg)
+    assert result.remaining.tolist() == expected_remaining(nxg)
+    if result.is_dag:
+        assert result.levels == len(list(nx.topological_generations(nxg)))
+
+
+def test_dense_kahn_of_the_report_graphs():
+    from dynpr.random_dag import report_matrix
+
+    cyclic = kahn_dense(report_matrix(300, "cyclic", seed=0))
+    assert not cyclic.is_dag and cyclic.levels == 0 and cyclic.processed == 0  # no vertex without in-edges
+    acyclic = kahn_dense(report_matrix(300, "acyclic", seed=0))
+    assert acyclic.is_dag and acyclic.processed == 300 and acyclic.levels > 100

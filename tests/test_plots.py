@@ -232,3 +232,51 @@ def test_random_figures_shade_batches_below_the_mix_and_lines_differ_in_grey():
     labels = [t.get_text() for t in fig.axes[0].texts if t.get_text().endswith("×")]
     assert len(labels) >= 4 * 2  # every approach's speedup over Static, at every batch size
     plt.close(fig)
+
+
+def _kahn_csv(tmp_path) -> pd.DataFrame:
+    """A small kahn.csv as rule bench writes it (dynpr.bench.KAHN_COLUMNS), read back like plot_bench does."""
+    from dynpr.bench import KAHN_COLUMNS
+
+    rows = []
+    times = {"cpu": 100.0, "levels": 10.0, "persistent": 5.0, "two_phase": 12.0, "host_removal": 50.0, "dense": 20.0,
+             "dense_shared": 30.0}
+    for kind in ("cyclic", "acyclic"):
+        for n in (10_000, 20_000):
+            for driver, t in times.items():
+                rows.append({"graph": f"{kind}-{n // 1000}k", "driver": driver, "vertices": n,
+                             "levels": 0 if kind == "cyclic" else n // 2, "time_ms": t * n / 10_000})
+    for driver in ("cpu", "levels", "persistent", "two_phase", "host_removal"):
+        rows.append({"graph": "web-NotreDame", "driver": driver, "vertices": 325_729, "levels": 3,
+                     "time_ms": times[driver]})
+    table = pd.DataFrame(rows).assign(benchmark="kahn", backend="gpu", device="d", git_commit="c", edges=1,
+                                      processed=1, us_per_level=1.0, speedup_vs_cpu=1.0)
+    table["dataset"] = table["graph"]
+    table[list(KAHN_COLUMNS)].to_csv(tmp_path / "kahn.csv", index=False)
+    return plots.read_bench([tmp_path / "kahn.csv"])
+
+
+def test_kahn_bench_draws_each_driver_per_size_and_the_other_graphs(tmp_path):
+    fig = plots.kahn_bench(_kahn_csv(tmp_path))
+    acyclic, cyclic, others = fig.axes
+    for ax, kind in ((acyclic, "acyclic"), (cyclic, "cyclic")):
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        assert list(lines) == [plots.KAHN_DRIVERS[d][0] for d in plots.KAHN_DRIVERS]
+        dense = lines["GPU dense matrix"]
+        assert list(dense.get_xdata()) == [10_000, 20_000] and list(dense.get_ydata()) == [20.0, 40.0]
+        assert kind in ax.get_title()
+    assert "levels: 5,000, 10,000" in acyclic.get_title() and "levels: 0, 0" in cyclic.get_title()
+    # the other graphs: CSR drivers only, one bar each
+    assert [t.get_text() for t in others.get_legend().get_texts()] == [
+        "CPU, CSR", "GPU levels, CSR", "GPU persistent, CSR", "GPU two-phase removal, CSR", "GPU + host removal, CSR"]
+    assert sorted(p.get_height() for p in others.patches) == [5.0, 10.0, 12.0, 50.0, 100.0]
+    plots.save_figure(fig, tmp_path / "kahn_bench.png", tmp_path / "kahn_bench.pdf")
+    assert (tmp_path / "kahn_bench.png").stat().st_size > 0 and (tmp_path / "kahn_bench.pdf").stat().st_size > 0
+
+
+def test_kahn_bench_ignores_the_other_tables_rows(tmp_path):
+    static = pd.DataFrame({"benchmark": "static_comparison", "dataset": "A", "backend": "gpu", "variant": "v",
+                           "time_ms": 1.0}, index=[0])
+    bench = pd.concat([_kahn_csv(tmp_path), static], ignore_index=True)
+    assert len(plots.kahn_bench(bench).axes) == 3
+    assert len(plots.kahn_bench(static).axes[0].texts) == 1  # no kahn rows: the note alone

@@ -1,4 +1,4 @@
-"""dynpr.random_dag.random_dag against independent oracles (networkx longest paths, CPU Kahn)."""
+"""dynpr.random_dag's generators against independent oracles (networkx, NumPy, CPU Kahn)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dynpr.random_dag import layer_starts, random_dag
+from dynpr.graph import Graph
 from dynpr.kahn import kahn
+from dynpr.random_dag import layer_starts, matrix_graph, random_dag, report_matrix, report_name
 
 
 @pytest.mark.parametrize("n, m, depth", [(50, 200, 7), (1000, 5000, 37), (300, 0, 300), (64, 64, 1), (10, 90, 10)])
@@ -59,3 +60,67 @@ def test_uniform_pairs_are_acyclic():
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError):
         random_dag(**kwargs)
+
+
+# ---- the Kahn report's benchmark graphs (dense matrices) ----
+
+
+def _networkx(matrix: np.ndarray) -> nx.DiGraph:
+    return nx.from_numpy_array(matrix, create_using=nx.DiGraph)
+
+
+@pytest.mark.parametrize("n", [1, 60, 1500])  # 1500 > the generator's row chunk: blocks past the first
+def test_report_matrices_are_cyclic_and_acyclic(n):
+    cyclic, acyclic = report_matrix(n, "cyclic", seed=3), report_matrix(n, "acyclic", seed=3)
+    for matrix in (cyclic, acyclic):
+        assert matrix.shape == (n, n) and matrix.dtype == np.uint8 and set(np.unique(matrix)) <= {0, 1}
+    assert not np.tril(acyclic).any()  # edges only from a lower to a higher id
+    if n > 1:
+        # fair coin flips: the share of ones is 1/2 (of the upper triangle for the acyclic one)
+        assert abs(cyclic.mean() - 0.5) < 5 / n
+        assert abs(acyclic.sum() / (n * (n - 1) / 2) - 0.5) < 5 / n
+        assert nx.is_directed_acyclic_graph(_networkx(acyclic))
+    if n >= 60:
+        assert not nx.is_directed_acyclic_graph(_networkx(cyclic))
+
+
+def test_report_matrices_are_deterministic_and_the_kinds_independent():
+    a = report_matrix(1200, "cyclic", seed=5)
+    assert np.array_equal(a, report_matrix(1200, "cyclic", seed=5))
+    assert not np.array_equal(a, report_matrix(1200, "cyclic", seed=6))
+    # the acyclic matrix is not the cyclic one's upper triangle: each kind draws its own
+    assert not np.array_equal(np.triu(a, 1), report_matrix(1200, "acyclic", seed=5))
+    sparse = report_matrix(1200, "cyclic", density=0.01, seed=5)
+    assert abs(sparse.mean() - 0.01) < 0.002
+
+
+@pytest.mark.parametrize("kind, n, density", [("cyclic", 300, 0.5), ("acyclic", 1100, 0.02), ("cyclic", 5, 1.0)])
+def test_matrix_graph_is_the_matrix_in_csr(kind, n, density):
+    matrix = report_matrix(n, kind, density=density, seed=1)
+    graph = matrix_graph(matrix)
+    rows, cols = np.nonzero(matrix)
+    expected = Graph.from_edges(rows, cols, n, self_loops=False)
+    for field in ("offsets", "targets", "in_offsets", "sources"):
+        np.testing.assert_array_equal(getattr(graph, field), getattr(expected, field))
+
+
+def test_report_acyclic_depth_is_the_reports():
+    # The report's Table 7 lists 5758 and 5772 levels for its 10k acyclic graphs; a fair-coin
+    # upper-triangular matrix has a longest path near 0.58 n. A smaller n keeps the test quick.
+    n = 2000
+    result = kahn(matrix_graph(report_matrix(n, "acyclic", seed=0)), backend="cpu")
+    assert result.is_dag and 0.54 * n < result.levels < 0.62 * n
+
+
+@pytest.mark.parametrize("kind, n, name", [("cyclic", 10000, "cyclic-10k"), ("acyclic", 40000, "acyclic-40k"),
+                                           ("acyclic", 1500, "acyclic-1500")])
+def test_report_names(kind, n, name):
+    assert report_name(kind, n) == name
+
+
+@pytest.mark.parametrize("kwargs", [dict(kind="dense"), dict(density=0.0), dict(density=1.5),
+                                    dict(num_vertices=0)])
+def test_report_matrix_rejects_bad_arguments(kwargs):
+    args = dict(num_vertices=10, kind="cyclic") | kwargs
+    with pytest.raises(ValueError):
+        report_matrix(args.pop("num_vertices"), args.pop("kind"), **args)

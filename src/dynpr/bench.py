@@ -16,8 +16,11 @@ seed), with config.yaml's ``bench`` section as parameters. It writes
   Fig. 1) for the paper's design (``partitioned``) and the default, on every
   batch of each batch file, with the L1 error against the reference and the
   time per phase (partition, marking, iterations);
-- ``kahn.csv``: CPU Kahn and both GPU drivers on two random DAGs
-  (:func:`dynpr.random_dag.random_dag`), one wide and one deep.
+- ``kahn.csv``: CPU Kahn and the GPU drivers (:data:`KAHN_DRIVERS`) on two random DAGs
+  (:func:`dynpr.random_dag.random_dag`), one wide and one deep, on the benchmark graphs of
+  the report *CUDA-Based Cycle Detection in Directed Graphs Using Kahn's Algorithm*
+  (random cyclic and upper-triangular acyclic matrices, :func:`dynpr.random_dag.report_matrix`,
+  also through the dense-matrix driver) and on the bench graphs without their self-loops.
 
 It needs a CUDA device: without one it stops with one line saying so (the CPU
 engines have their own benchmarks; a GPU table with CPU numbers in it would
@@ -277,23 +280,52 @@ def partition_ablation(batch_files, graphs: dict[str, str], variants, reference_
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
 
 
-def kahn_table(cases, device: str, commit: str, seed: int, repeats: int = 3, log=print) -> pd.DataFrame:
-    """CPU Kahn and the GPU drivers on DAGs from :func:`dynpr.random_dag.random_dag`.
+#: The GPU's CSR drivers (dynpr.gpu.kahn.DRIVERS): dynpr's two and the report's two CSR versions.
+CSR_DRIVERS = ("levels", "persistent", "two_phase", "host_removal")
+#: kahn.csv's drivers: the CPU engine (CSR), the GPU's CSR drivers and its dense-matrix version with the
+#: report's global-memory kernels (``dense``) or its shared-memory ones (``dense_shared``).
+KAHN_DRIVERS = ("cpu", *CSR_DRIVERS, "dense", "dense_shared")
 
-    ``cases`` maps a name to ``(n, m, depth or None)``; ``seed`` seeds the DAGs; GPU times are
-    medians of ``repeats``.
+
+def kahn_cases(params, graphs: dict[str, str]):
+    """Yield kahn.csv's graphs one at a time as (name, graph, dense matrix or None): the two random
+    DAGs, the report's graphs (``cyclic-10k``, ``acyclic-40k``, ...; with their matrix, for the dense
+    driver) and the bench graphs (``params.graphs``, prepared files in ``graphs``) without self-loops."""
+    from dynpr.random_dag import REPORT_KINDS, matrix_graph, random_dag, report_matrix, report_name
+
+    for name, depth in (("dag-random", None), (f"dag-depth{params.kahn_depth}", params.kahn_depth)):
+        yield name, random_dag(params.kahn_vertices, params.kahn_edges, depth=depth, seed=params.seed), None
+    for n in params.kahn_report_sizes:
+        for kind in REPORT_KINDS:
+            matrix = report_matrix(n, kind, density=params.kahn_report_density, seed=params.seed)
+            yield report_name(kind, n), matrix_graph(matrix), matrix
+            del matrix  # with kahn_table's own del, one matrix (1.6 GB at 40k) at a time
+    for name in params.graphs:
+        yield name, load_graph(graphs[name]).without_self_loops(), None
+
+
+def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> pd.DataFrame:
+    """CPU Kahn and the GPU drivers on every graph of ``cases`` (:func:`kahn_cases`); the dense driver
+    where a case has a matrix. GPU times are medians of ``repeats``.
+
+    Raises
+    ------
+    RuntimeError
+        If a driver's levels or processed vertices differ from the CPU's.
     """
-    from dynpr.random_dag import random_dag
-    from dynpr.gpu.kahn import kahn as gpu_kahn
+    from dynpr.gpu.kahn import kahn as gpu_kahn, kahn_dense
     from dynpr.kahn import kahn
 
     rows = []
-    for name, (n, m, depth) in cases.items():
-        graph = random_dag(n, m, depth=depth, seed=seed)
+    for name, graph, matrix in cases:
+        n = graph.num_vertices
         cpu = kahn(graph, backend="cpu")
         results = {"cpu": [cpu]}
-        for driver in ("levels", "persistent"):
+        for driver in CSR_DRIVERS:
             results[driver] = [gpu_kahn(graph, driver=driver) for _ in range(repeats)]
+        if matrix is not None:
+            results["dense"] = [kahn_dense(matrix) for _ in range(repeats)]
+            results["dense_shared"] = [kahn_dense(matrix, shared_memory=True) for _ in range(repeats)]
         for driver, runs in results.items():
             first = runs[0]
             if (first.levels, first.processed) != (cpu.levels, cpu.processed):
@@ -305,8 +337,9 @@ def kahn_table(cases, device: str, commit: str, seed: int, repeats: int = 3, log
                          "processed": first.processed, "time_ms": t,
                          "us_per_level": t * 1e3 / max(first.levels, 1), "speedup_vs_cpu": cpu.time_ms / t,
                          "benchmark": "kahn", "dataset": name, "backend": "cpu" if driver == "cpu" else "gpu"})
-            log(f"{name:12s} {driver:10s} levels={first.levels:6d} {t:10.3f} ms "
+            log(f"{name:16s} {driver:10s} levels={first.levels:6d} {t:10.3f} ms "
                 f"{t * 1e3 / max(first.levels, 1):8.2f} us/level  x{cpu.time_ms / t:.1f} vs CPU")
+        del graph, matrix  # before the next case is built
     return pd.DataFrame(rows, columns=KAHN_COLUMNS)
 
 
@@ -321,7 +354,8 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
         The ablation's batch files.
     params
         config.yaml's ``bench`` section (``graphs``, ``repeats``, ``kahn_vertices``,
-        ``kahn_edges``, ``kahn_depth``) plus ``seed`` and ``reference_tolerance``.
+        ``kahn_edges``, ``kahn_depth``, ``kahn_report_sizes``, ``kahn_report_density``) plus
+        ``seed`` and ``reference_tolerance``.
     outputs
         ``static``, ``ablation`` and ``kahn``: the tables' paths.
     log : callable
@@ -340,8 +374,6 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
     log(f"{device}, commit {commit}")
     static_graphs = {name: graphs[name] for name in params.graphs}
     write_csv_atomic(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, log), outputs.static)
-    cases = {"dag-random": (params.kahn_vertices, params.kahn_edges, None),
-             f"dag-depth{params.kahn_depth}": (params.kahn_vertices, params.kahn_edges, params.kahn_depth)}
-    write_csv_atomic(kahn_table(cases, device, commit, params.seed, log=log), outputs.kahn)
+    write_csv_atomic(kahn_table(kahn_cases(params, graphs), device, commit, log=log), outputs.kahn)
     write_csv_atomic(partition_ablation(batch_files, graphs, ABLATION_VARIANTS, params.reference_tolerance, device, commit,
                                    log=log), outputs.ablation)

@@ -160,6 +160,12 @@ VARIANTS = {v.name: v for v in (
     KernelVariant("pull_thread", "pull, a thread per vertex", static_only=True, classes=1),
     KernelVariant("pull_warp", "pull, a warp per vertex", static_only=True, classes=1),
     KernelVariant("pull_block", "pull, a block per vertex", static_only=True, classes=1),
+    KernelVariant("hybrid_thread_warp", "pull, a thread per vertex below in-degree 32, a warp per vertex from 32 on, "
+                  "in one launch", static_only=True, classes=1),
+    KernelVariant("pull_tiled", "pull, a thread per vertex, the block's own ranks and degrees tiled in shared memory",
+                  static_only=True, classes=1),
+    KernelVariant("pull_float32", "pull, a thread per vertex, float32 ranks and contributions summed in float32",
+                  static_only=True, classes=1),
     KernelVariant("push_atomic", "push with atomicAdd into a float64 accumulator", static_only=True),
     KernelVariant("cusparse", "cuSPARSE SpMV power iteration (cupyx)", static_only=True),
 )}

@@ -557,6 +557,86 @@ def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+#: Kahn driver (kahn.csv) -> (label, colour, marker, line style): a marker and a line style each, for grey print
+KAHN_DRIVERS = {
+    "cpu": ("CPU, CSR", "#000000", "o", "-"),
+    "levels": ("GPU levels, CSR", CYCLE[0], "s", "-"),
+    "persistent": ("GPU persistent, CSR", CYCLE[1], "^", ":"),
+    "two_phase": ("GPU two-phase removal, CSR", CYCLE[2], "P", "-"),
+    "host_removal": ("GPU + host removal, CSR", CYCLE[4], "X", ":"),
+    "dense": ("GPU dense matrix", CYCLE[5], "D", "--"),
+    "dense_shared": ("GPU dense, shared memory", CYCLE[3], "v", "-."),
+}
+#: The Kahn report's graphs in kahn.csv (dynpr.random_dag.report_name): kind and size in the name
+REPORT_GRAPH = r"^(cyclic|acyclic)-"
+
+
+def _kahn_style(driver: str, j: int) -> tuple[str, str, str, str]:
+    """A driver's look: :data:`KAHN_DRIVERS`, or the j-th colour of the cycle for one not declared there."""
+    return KAHN_DRIVERS.get(driver, (driver, CYCLE[j % len(CYCLE)], "x", "-."))
+
+
+def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
+    """Kahn's algorithm per driver from ``results/bench/kahn.csv`` (rows with ``benchmark == "kahn"``).
+
+    One panel per kind of the report's graphs (random cyclic, upper-triangular acyclic): runtime
+    against vertices, a line per driver (CPU against GPU, the dense matrix against CSR); a last
+    panel: the other graphs (random DAGs, the bench graphs), a bar per driver. Says so when there
+    are no rows.
+    """
+    rows = _bench_rows(bench, "kahn")
+    if rows.empty or "driver" not in rows.columns:
+        return _message_figure("Kahn's algorithm per driver", NO_BENCH)
+    means = rows.groupby(["dataset", "driver"], sort=False).agg(
+        time_ms=("time_ms", "mean"), vertices=("vertices", "max"), levels=("levels", "max")).reset_index()
+    drivers = [d for d in KAHN_DRIVERS if d in set(means["driver"])]
+    drivers += [d for d in dict.fromkeys(means["driver"]) if d not in KAHN_DRIVERS]
+    kind = means["dataset"].str.extract(REPORT_GRAPH, expand=False)
+    kinds = [k for k in ("acyclic", "cyclic") if (kind == k).any()]
+    others = means[kind.isna()]
+    panels = len(kinds) + (not others.empty)
+    titles = {"acyclic": "upper-triangular acyclic (the report's)", "cyclic": "random cyclic (the report's)"}
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6), squeeze=False)
+        axes = list(axes[0])
+        for ax, k in zip(axes, kinds):
+            table = means[kind == k]
+            for j, d in enumerate(drivers):
+                sel = table[table["driver"] == d].sort_values("vertices")
+                if sel.empty:
+                    continue
+                label, colour, marker, line = _kahn_style(d, j)
+                ax.plot(sel["vertices"], _positive(sel["time_ms"].to_numpy()), line, color=colour, marker=marker,
+                        label=label)
+            ax.set_yscale("log")
+            _plain_log_ticks(ax)
+            ax.set_xlabel("vertices")
+            ax.set_ylabel("runtime (ms)")
+            levels = table.groupby("vertices")["levels"].max()
+            ax.set_title(f"{titles[k]}\nlevels: " + ", ".join(f"{lv:,}" for lv in levels))
+        if not others.empty:
+            ax = axes[-1]
+            graphs = list(dict.fromkeys(others["dataset"]))
+            present = [d for d in drivers if d in set(others["driver"])]
+            width, x = 0.8 / len(present), np.arange(len(graphs))
+            for j, d in enumerate(present):
+                label, colour, _, _ = _kahn_style(d, drivers.index(d))
+                sel = others[others["driver"] == d].set_index("dataset")["time_ms"].reindex(graphs)
+                ax.bar(x - 0.4 + width * (j + 0.5), _positive(sel.to_numpy()), width, color=colour,
+                       hatch=CYCLE_HATCH[j % len(CYCLE_HATCH)], edgecolor="black", linewidth=0.4, label=label)
+            ax.set_xticks(x, graphs, rotation=20)
+            ax.set_yscale("log")
+            _plain_log_ticks(ax)
+            ax.set_ylabel("runtime (ms)")
+            ax.set_title("random DAGs and the bench graphs (CSR)")
+            ax.set_ylim(top=ax.get_ylim()[1] * 30)  # headroom for the legend above the bars
+            ax.legend(loc="upper right")
+        if kinds:  # one legend for the line panels, below them, off the lines
+            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(drivers), 4))
+        fig.tight_layout(rect=(0, 0.16 if kinds else 0, 1, 1))
+    return fig
+
+
 #: figure name -> function of the summary DataFrame (temporal_per_batch also takes the dataset)
 SUMMARY_FIGURES = {
     "temporal_runtime_error": temporal_runtime_error,
@@ -567,4 +647,5 @@ SUMMARY_FIGURES = {
     "temporal_per_batch": temporal_per_batch,
 }
 #: figure name -> function of the benchmark DataFrame
-BENCH_FIGURES = {"static_comparison": static_comparison, "partition_ablation": partition_ablation}
+BENCH_FIGURES = {"static_comparison": static_comparison, "partition_ablation": partition_ablation,
+                 "kahn_bench": kahn_bench}

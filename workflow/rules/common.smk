@@ -119,7 +119,7 @@ def all_batch_targets():
 # What the machine must offer follows from the config alone, so the DAG is the same on
 # every machine (nothing here probes CUDA or looks for files):
 # - backend "gpu" declares a GPU machine: GPU-only work (rule bench, whose tables the
-#   static_comparison and partition_ablation figures plot) is part of the DAG;
+#   static_comparison, partition_ablation and kahn_bench figures plot) is part of the DAG;
 # - backend "auto" runs on a GPU when a job finds one (it claims a device at run time) and on
 #   the CPU otherwise; "cpu" never touches one. Neither puts GPU-only work in the DAG.
 GPU_CONFIG = config["backend"] == "gpu"
@@ -154,7 +154,7 @@ SUMMARY_FIGURES = {
     "gpu_vs_cpu": "GPU vs CPU",
     "kahn": "Kahn",
 }
-BENCH_FIGURES = {"static_comparison": "Benchmarks", "partition_ablation": "Benchmarks"}
+BENCH_FIGURES = {"static_comparison": "Benchmarks", "partition_ablation": "Benchmarks", "kahn_bench": "Benchmarks"}
 
 
 def figure_category(wildcards):
@@ -276,7 +276,8 @@ def bench_rule_inputs(wildcards):
 
 
 # The tables of rule bench that the bench figures plot.
-BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv")
+BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv",
+                "results/bench/kahn.csv")
 
 
 def claims_bench_inputs(wildcards=None):
@@ -299,6 +300,7 @@ def bench_inputs(wildcards=None):
 GPU_FIGURES = {  # figure -> (in the DAG, the option that puts it there)
     "static_comparison": (GPU_CONFIG, "--config backend=gpu"),
     "partition_ablation": (GPU_CONFIG, "--config backend=gpu"),
+    "kahn_bench": (GPU_CONFIG, "--config backend=gpu"),
     "gpu_vs_cpu": (COMPARE_BACKENDS, "--config compare_backends=True"),
 }
 _SKIPPED = [f"{name} (`snakemake --cores 1 figures {option}`)" for name, (wanted, option) in GPU_FIGURES.items()

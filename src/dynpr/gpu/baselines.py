@@ -20,6 +20,11 @@ the benchmark (``dynpr.bench``) compares them with the default. Kernels:
   Implementation*) run one launch per
   class in :class:`dynpr.gpu.iterations.IterationLoop` (:func:`run_unfused`).
 - ``cusparse`` (:func:`run_cusparse`) is the cuSPARSE power iteration.
+- ``hybrid_thread_warp``, ``pull_tiled`` and ``pull_float32``
+  (:class:`SingleLaunchRanks`, ``kernels/static_variants.cu``) are versions 6, 5
+  and 4 of *PageRank Algorithm: Complete CUDA Implementation*: a thread per
+  vertex below in-degree 32 and a warp from 32 on, in one launch; shared-memory
+  tiling of each block's own ranks and degrees; the coalesced pull in float32.
 
 The pull, push and cuSPARSE designs compute Static and ND only.
 """
@@ -233,6 +238,46 @@ class PushRanks:
                                                             np.float64(o.alpha), delta, done))
 
 
+class SingleLaunchRanks:
+    """A Static pull design that computes every vertex in one launch (``kernels/static_variants.cu``:
+    ``hybrid_thread_warp``, ``pull_tiled``, ``pull_float32``; Static and ND only), a step of
+    :class:`dynpr.gpu.iterations.IterationLoop`. ``pull_float32`` gathers float32 ranks with
+    float32 inverse degrees (converted once, untimed, like the float64 ones uploaded with the graph)."""
+
+    prc = False
+    fuses_finish = False
+    persistent = False
+    prepared_by_solve = False
+
+    def __init__(self, kernels, graph: DeviceGraph, options: PageRankOptions, design: str):
+        self.kernels, self.g, self.options = kernels, graph, options
+        self.name = f"rank_{design}"
+        self.dtype = np.float32 if design == "pull_float32" else np.float64
+        self.inv_degree = graph.inv_degree.astype(self.dtype, copy=False)
+
+    def prepare(self, contributions=None) -> None:
+        """Nothing to partition, and no contributions (``prc`` is False)."""
+
+    def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
+        g, o = self.g, self.options
+        c0, alpha = self.dtype((1.0 - o.alpha) / g.n), self.dtype(o.alpha)
+        self.kernels[self.name](grid_for(g.n), (BLOCK,), (np.int32(g.n), g.in_offsets, g.sources, self.inv_degree, R,
+                                                          Rnew, c0, alpha, delta,
+                                                          state[ITERATION_STATE.span("done")]))
+
+
+def run_single_launch(approach: str, g: DeviceGraph, start_ranks, options: PageRankOptions,
+                      design: KernelVariant) -> EngineRun:
+    """A :class:`SingleLaunchRanks` design, one host read per iteration; float32 ranks come back
+    widened to float64 (the same values)."""
+    cupy = loader.require_cupy()
+    kernels = loader.baseline_kernels() | loader.static_variant_kernels()
+    step = SingleLaunchRanks(kernels, g, options, design.name)
+    run = IterationLoop(kernels, cupy, approach, g, None, start_ranks, options, step,
+                        rank_dtype=step.dtype).run(graphs=False)
+    return run._replace(ranks=run.ranks.astype(np.float64, copy=False))
+
+
 def run_cusparse(g: DeviceGraph, start_ranks, options: PageRankOptions):
     """Power iteration as a CuPy user would write it: a cuSPARSE CSR matvec with
     the pull matrix (weights 1/d[u]), an elementwise update and a max
@@ -294,11 +339,17 @@ def run(approach: str, g: DeviceGraph, g_old: DeviceGraph | None, batch, start_r
     return _run(approach, g, g_old, batch, start_ranks, options, design)
 
 
+#: The designs of :class:`SingleLaunchRanks`.
+SINGLE_LAUNCH = ("hybrid_thread_warp", "pull_tiled", "pull_float32")
+
+
 def _run(approach, g, g_old, batch, start_ranks, options, design) -> EngineRun:
     if design.name == "partitioned":
         return run_partitioned(approach, g, g_old, batch, start_ranks, options)
     if design.name == "cusparse":
         return run_cusparse(g, start_ranks, options)
+    if design.name in SINGLE_LAUNCH:
+        return run_single_launch(approach, g, start_ranks, options, design)
     return run_unfused(approach, g, batch, start_ranks, options, design)
 
 

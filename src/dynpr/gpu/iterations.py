@@ -74,16 +74,18 @@ class IterationLoop:
         Fused DF/DF-P: turn to pull mode after the first iteration whose push work exceeds this share
         of the edges (:data:`dynpr.designs.PULL_SHARE`); 0 pulls from the start (the batch sources then
         announce themselves in the sign of their contributions), ``inf`` never.
+    rank_dtype : numpy dtype
+        Of the two rank buffers: float64, or float32 for a single-precision step (``pull_float32``).
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, batch, start_ranks, options, step,
-                 expansion=None, relabel=None, pull_share: float = math.inf):
+                 expansion=None, relabel=None, pull_share: float = math.inf, rank_dtype=np.float64):
         self.kernels, self.cupy, self.approach, self.g = kernels, cupy, approach, g
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
         affected_mode, self.frontier, _ = MODES[approach]
         self.fused = step.fuses_finish
-        self.ranks = [upload(start_ranks, np.float64, copy=True)]
+        self.ranks = [upload(start_ranks, rank_dtype, copy=True)]
         self.ranks.append(self.ranks[0].copy())
         # zeroed: a launch that announces batch sources ORs the starting contributions into buffer 0
         self.contrib = [cupy.zeros(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks

@@ -166,7 +166,10 @@ BASELINE_TEMPLATES = tuple(
 )
 BASELINE_PLAIN = ("degree_flag", "partition_scatter", "mark_initial", "bfs_seed", "bfs_step", "finish_iteration",
                   "clear_flags", "push_scatter", "push_finish")
-KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove")
+STATIC_VARIANT_PLAIN = ("rank_hybrid_thread_warp", "rank_pull_tiled", "rank_pull_float32")
+KAHN_PLAIN = ("kahn_in_degree", "kahn_compact", "kahn_remove", "kahn_decrement", "kahn_apply_decrement",
+              "kahn_flag_zero", "kahn_dense_in_degree", "kahn_dense_remove", "kahn_dense_in_degree_partial",
+              "kahn_dense_in_degree_final", "kahn_dense_remove_shared")
 RMAT_PLAIN = ("rmat_histogram", "rmat_extract")
 
 
@@ -214,6 +217,11 @@ def persistent_kernels() -> Kernels:
 def baseline_kernels() -> Kernels:
     """The baselines' kernels, ``kernels/baselines.cu``, with the default's (classes, contributions)."""
     return module("baselines.cu", BASELINE_TEMPLATES, BASELINE_PLAIN) | pagerank_kernels()
+
+
+def static_variant_kernels() -> Kernels:
+    """The reports' single-launch Static pull designs, ``kernels/static_variants.cu``."""
+    return module("static_variants.cu", (), STATIC_VARIANT_PLAIN)
 
 
 def kahn_kernels() -> Kernels:
