@@ -82,31 +82,42 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
     """Every approach on one batch, ``repeat`` timed runs each, scored against one reference.
 
     ``previous`` maps each approach to the ranks it starts from; the returned
-    mapping holds the ranks each approach ended with (the last repeat's). Static
-    runs first, and the reference goes on from its ranks (:func:`dynpr.pagerank.reference`).
+    mapping holds, for the temporal experiment, the ranks each approach ended with
+    (the last repeat's), which the next batch starts from. Static runs first, and the
+    reference goes on from its ranks (:func:`dynpr.pagerank.reference`); every other
+    run is scored as it ends and only its row kept, so a batch holds the ranks of
+    Static's repeats, the reference and what the temporal experiment carries.
     ``clock`` (a :class:`Stopwatch`) gathers the wall time of runs, reference and scoring.
     """
     ref = None
     rows, final = [], {}
     for approach in sorted(approaches, key=lambda a: a != "static"):  # stable: the others keep their order
-        with clock("runs"):
-            results = [update(approach, old, new, batch, previous[approach], options, backend=backend)
-                       for _ in range(repeat)]
-        clock.add("timed", sum(res.time_ms for res in results) / 1e3)
+        results, errors = [], []
+        for _ in range(repeat):
+            with clock("runs"):
+                res = update(approach, old, new, batch, previous[approach], options, backend=backend)
+            clock.add("timed", res.time_ms / 1e3)
+            if ref is not None:  # scored now; the ranks go unless carried to the next batch
+                with clock("score"):
+                    errors.append(l1_error(res.ranks, ref))
+                res = res if experiment == "temporal" else dataclasses.replace(res, ranks=None)
+            results.append(res)
         if ref is None:
             with clock("reference"):
                 ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
                                 max_iterations=options.max_iterations,
                                 static_result=results[-1] if approach == "static" else None)
-        with clock("score"):
-            errors = [l1_error(res.ranks, ref) for res in results]
+            with clock("score"):
+                errors = [l1_error(res.ranks, ref) for res in results]
         for r, (res, err) in enumerate(zip(results, errors)):
             rows.append(_row(dataset, experiment, res, fraction=fraction, batch_index=index, repeat=r,
                              batch=batch, graph=new, error=err, commit=commit))
-        final[approach] = results[-1].ranks
+        if experiment == "temporal":
+            final[approach] = results[-1].ranks
         log(f"{dataset} {approach} fraction={fraction_label(fraction)} batch {index + 1}/{count}: "
             f"median {np.median([res.time_ms for res in results]):.3f} ms of {repeat}, {results[-1].iterations} iterations, "
             f"L1 error {errors[-1]:.3e}")
+        del results
     return rows, final
 
 

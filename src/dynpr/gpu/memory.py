@@ -247,9 +247,10 @@ def experiment_device_bytes(
     The experiment keeps the base graph resident (with 1/d), builds each batch's new
     graph beside it (:func:`dynpr.batches.apply_batch` on the device: the new CSR and
     transpose, splicing's scratch of a piece and the batch's sorts), and then runs every
-    approach on it, keeping the base ranks, each approach's last ranks, the ``repeat``
-    results of the approach running, and the reference. The temporal experiment keeps the
-    previous batch's graph too. Peak = the larger of the apply and the run phase.
+    approach on it, keeping the base ranks, the ``repeat`` results of Static and the
+    reference (:func:`dynpr.experiments._measure_batch` scores every other run as it ends). The temporal experiment keeps the
+    previous batch's graph too, and each approach's ranks carried from batch to batch.
+    Peak = the larger of the apply and the run phase.
 
     Parameters
     ----------
@@ -279,7 +280,9 @@ def experiment_device_bytes(
     # splice: one byte per new entry, ~7 per entry of a piece (an eighth of the edges); batch sorts and searches
     apply = (m + b) + 7 * -(-m // 8) + 64 * b
     count = len(approaches)
-    ranks = 8 * n * (1 + (count if temporal else 0) + count + int(repeat) + 1)
+    # the base ranks, Static's repeats and the reference; the temporal experiment also carries each
+    # approach's ranks from the previous batch and keeps this batch's for the next
+    ranks = 8 * n * (1 + int(repeat) + 1 + (2 * count if temporal else 0))
     run = 0
     for approach in approaches:
         need = device_bytes_needed(n, m + b, approach, batch_edges=b, partition=options.partition,
