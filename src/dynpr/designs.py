@@ -31,6 +31,12 @@ STATIC_APPROACHES = ("static", "nd")
 RELABEL_APPROACHES = APPROACHES
 
 
+def relabels(n: int, l2_bytes: int) -> bool:
+    """Whether the default relabels a graph of n vertices (Static, ND, DF, DF-P): the same
+    size selector as :func:`dynpr.gpu.classes.class_bounds` (contributions, 8n bytes, over half the L2)."""
+    return 8 * n > l2_bytes // 2
+
+
 @dataclass(frozen=True)
 class ApproachFlags:
     """How an approach's rank kernels behave (their ``AFFECTED, FRONTIER, PRUNE`` template flags).

@@ -42,14 +42,14 @@ import functools
 import numpy as np
 
 from dynpr.backend import device_name
-from dynpr.batches import Batch
 from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES,
                            STATIC_APPROACHES, KernelVariant, variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
 from dynpr.gpu.iterations import IterationLoop
-from dynpr.graph import Graph, on_device
+from dynpr.gpu.warm_up import tiny_case
+from dynpr.graph import on_device
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
 
@@ -117,18 +117,6 @@ def _warm_up() -> None:
     relabel = Relabel(loader.pagerank_kernels(), cupy, g, start)
     relabel.prepare(cupy.empty(g.n, dtype=cupy.float64), row_limit=1)
     relabel.restore(relabel.start)
-
-
-@functools.cache
-def tiny_case():
-    """(graph, old graph, batch, starting ranks) of six vertices with a hub, on the device, for warm-ups."""
-    src = np.array([0, 1, 2, 3, 4, 5, 1, 2, 3], dtype=np.int32)
-    dst = np.array([1, 2, 3, 4, 5, 0, 0, 0, 0], dtype=np.int32)
-    old = Graph.from_edges(src, dst)
-    new = Graph.from_edges(src[1:], dst[1:], old.num_vertices)
-    batch = Batch(src[:1], dst[:1], np.empty(0, np.int32), np.empty(0, np.int32))
-    start = np.full(old.num_vertices, 1.0 / old.num_vertices)
-    return to_device(new), to_device(old), batch, start
 
 
 def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,

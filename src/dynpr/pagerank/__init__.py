@@ -14,18 +14,61 @@ from dataclasses import replace
 
 import numpy as np
 
-from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
-from dynpr.designs import REFERENCE_TOLERANCE
+from dynpr.designs import APPROACHES, REFERENCE_TOLERANCE
+from dynpr.errors import InputError
 from dynpr.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
-from dynpr.validate import check_update_inputs, finite_number
+from dynpr.validate import check_batch, check_rank_values, finite_number
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
     "dynamic_frontier", "dynamic_frontier_pruned", "update", "reference", "l1_error",
 ]
+
+
+def _check_shape(graph, name: str) -> int:
+    """O(1) consistency of a Graph handed to the library (full checks run where graphs are read)."""
+    if not isinstance(graph, Graph):
+        raise InputError(f"{name} must be a dynpr.graph.Graph, not {type(graph).__name__}")
+    n = graph.num_vertices
+    if n < 1 or len(graph.in_offsets) != n + 1 or len(graph.sources) != len(graph.targets) \
+            or int(graph.offsets[-1]) != len(graph.targets) or int(graph.in_offsets[-1]) != len(graph.sources):
+        raise InputError(f"{name}: inconsistent array lengths (offsets {len(graph.offsets)}, in_offsets "
+                         f"{len(graph.in_offsets)}, targets {len(graph.targets)}, sources {len(graph.sources)})")
+    return n
+
+
+def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, *,
+                        initial=None, approaches: tuple[str, ...]) -> None:
+    """Everything :func:`dynpr.pagerank.update` checks before any engine runs.
+
+    Raises
+    ------
+    InputError
+        For an unknown approach, a missing input, arrays of the wrong shape or
+        dtype, ranks that are not finite, or batch ids outside the graph (which
+        the GPU kernels would use as indices unchecked).
+    """
+    if approach not in approaches:
+        raise InputError(f"approach must be one of {approaches}, got {approach!r}")
+    n = _check_shape(graph, "graph")
+    if approach == "static":
+        if initial is not None:
+            check_rank_values(initial, n, "initial")
+        return
+    check_rank_values(previous_ranks, n, "previous_ranks")
+    if approach == "nd":
+        return
+    if not isinstance(batch, Batch):
+        raise InputError(f"approach {approach!r} needs the batch (a dynpr.batches.Batch)")
+    check_batch(batch, n)
+    if approach == "dt":
+        if old_graph is None:
+            raise InputError("approach 'dt' needs the old graph")
+        if _check_shape(old_graph, "old_graph") != n:
+            raise InputError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
 
 
 def _engine(backend: str, graph: Graph):
@@ -84,7 +127,7 @@ def update(
     dynpr.errors.InputError
         (a ``ValueError``) on an unknown approach or backend, or inputs that do
         not fit the graph: every check runs here, before any engine
-        (:func:`dynpr.validate.check_update_inputs`), so no engine sees a batch
+        (:func:`check_update_inputs`), so no engine sees a batch
         id outside the graph.
     dynpr.errors.NoGpuError
         (a ``RuntimeError``) if ``backend="gpu"`` and no GPU is usable.

@@ -19,9 +19,9 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import Batch
+from dynpr.designs import APPROACHES
 from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
