@@ -16,7 +16,7 @@ import numpy as np
 
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
-from dynpr.designs import APPROACHES, REFERENCE_TOLERANCE
+from dynpr.designs import APPROACH, APPROACHES, REFERENCE_TOLERANCE
 from dynpr.errors import InputError
 from dynpr.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
@@ -40,8 +40,7 @@ def _check_shape(graph, name: str) -> int:
     return n
 
 
-def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, *,
-                        initial=None, approaches: tuple[str, ...]) -> None:
+def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, *, initial=None) -> None:
     """Everything :func:`dynpr.pagerank.update` checks before any engine runs.
 
     Raises
@@ -51,22 +50,23 @@ def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, 
         dtype, ranks that are not finite, or batch ids outside the graph (which
         the GPU kernels would use as indices unchecked).
     """
-    if approach not in approaches:
-        raise InputError(f"approach must be one of {approaches}, got {approach!r}")
+    if approach not in APPROACH:
+        raise InputError(f"approach must be one of {APPROACHES}, got {approach!r}")
     n = _check_shape(graph, "graph")
-    if approach == "static":
+    spec = APPROACH[approach]
+    if not spec.from_previous_ranks:
         if initial is not None:
             check_rank_values(initial, n, "initial")
         return
     check_rank_values(previous_ranks, n, "previous_ranks")
-    if approach == "nd":
+    if spec.recomputes_all:
         return
     if not isinstance(batch, Batch):
         raise InputError(f"approach {approach!r} needs the batch (a dynpr.batches.Batch)")
     check_batch(batch, n)
-    if approach == "dt":
+    if spec.reachability:
         if old_graph is None:
-            raise InputError("approach 'dt' needs the old graph")
+            raise InputError(f"approach {approach!r} needs the old graph")
         if _check_shape(old_graph, "old_graph") != n:
             raise InputError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
 
@@ -132,8 +132,8 @@ def update(
     dynpr.errors.NoGpuError
         (a ``RuntimeError``) if ``backend="gpu"`` and no GPU is usable.
     """
-    check_update_inputs(approach, old_graph, graph, batch, previous_ranks, approaches=APPROACHES)
-    if approach == "static":
+    check_update_inputs(approach, old_graph, graph, batch, previous_ranks)
+    if not APPROACH[approach].from_previous_ranks:
         old_graph = batch = previous_ranks = None
     return _engine(backend, graph)(approach, old_graph, graph, batch, previous_ranks, options)
 
@@ -163,7 +163,7 @@ def static(
     PageRankResult
         See :func:`update`.
     """
-    check_update_inputs("static", None, graph, None, None, initial=initial, approaches=APPROACHES)
+    check_update_inputs("static", None, graph, None, None, initial=initial)
     return _engine(backend, graph)("static", None, graph, None, None, options, initial=initial)
 
 
