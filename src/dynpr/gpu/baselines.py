@@ -1,7 +1,7 @@
 """The designs the default engine is measured against (every variant but ``classes`` and ``classes_sync``).
 
 Declared in :data:`dynpr.designs.VARIANTS` (``production=False``) and run
-through :func:`run`, which :func:`dynpr.gpu.pagerank.update` calls for them;
+through :func:`run`, which :func:`dynpr.gpu.pagerank._update` calls for them;
 the benchmark (``dynpr.bench``) compares them with the default. Kernels:
 ``kernels/baselines.cu``.
 

@@ -2,9 +2,10 @@
 Dynamic Frontier (DF) and DF with Pruning (DF-P), after the paper *Efficient GPU
 Implementation of Static and Incrementally Expanding DF-P PageRank for Dynamic Graphs*.
 
-Every function here only resolves the backend and dispatches to an engine:
-:func:`dynpr.pagerank.cpu.update` (NumPy/SciPy) or ``dynpr.gpu.pagerank.update``
-(CuPy, imported only when asked for). Both implement the same semantics.
+Every function here checks its inputs (:func:`check_update_inputs`), resolves the backend and
+dispatches to an engine: ``dynpr.pagerank.cpu._update`` (NumPy/SciPy) or
+``dynpr.gpu.pagerank._update`` (CuPy, imported only when asked for). The engines are private:
+they trust what this module checked. Both implement the same semantics.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, 
 
 def _engine(backend: str, graph: Graph):
     if resolve_backend(backend) == "gpu":
-        from dynpr.gpu.pagerank import update as gpu_update
+        from dynpr.gpu.pagerank import _update as gpu_update
 
         if graph.num_vertices and int(np.diff(graph.offsets).min()) == 0:
             # the kernels have no dangling-rank term: the paper's graphs have a self-loop on every vertex
@@ -81,7 +82,7 @@ def _engine(backend: str, graph: Graph):
                              "convention); run graphs with dangling vertices on the CPU backend")
 
         return gpu_update
-    from dynpr.pagerank.cpu import update as cpu_update
+    from dynpr.pagerank.cpu import _update as cpu_update
 
     return cpu_update
 
