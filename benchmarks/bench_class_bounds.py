@@ -43,7 +43,7 @@ def main(argv=None) -> None:
     require_gpu()
     commit = git_commit(ROOT)
     options = PageRankOptions()
-    engine.update("static", None, read_graph("CollegeMsg")[0], None, None, options)  # compiles and warms up
+    engine._update("static", None, read_graph("CollegeMsg")[0], None, None, options)  # compiles and warms up
     design = replace(VARIANTS["classes"], relabel=False)
     rows = []
     for name in args.graphs:

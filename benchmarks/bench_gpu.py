@@ -152,10 +152,10 @@ def main(argv=None) -> None:
     previous_graph = None
     for fraction, index, old, new, batch in scenarios(args):
         if old is not previous_graph:  # a new base: every approach starts from its converged ranks
-            base = engine.update("static", None, old, None, None, PageRankOptions()).ranks
+            base = engine._update("static", None, old, None, None, PageRankOptions()).ranks
             carried = {}
         previous_graph = new if args.mode == "temporal" else old
-        reference = engine.update("static", None, new, None, None, REFERENCE).ranks
+        reference = engine._update("static", None, new, None, None, REFERENCE).ranks
         for variant, partition in itertools.product(args.variants, args.partitions):
             options = PageRankOptions(partition=partition, variant=variant)
             static_ms = math.nan
@@ -163,7 +163,7 @@ def main(argv=None) -> None:
                 key = (variant, approach, partition, share)
                 start = carried.get(key, base) if args.mode == "temporal" else base
                 tuning = {} if math.isnan(share) else {"pull_share": share}
-                result = engine.update(approach, old, new, batch, start, options, **tuning)
+                result = engine._update(approach, old, new, batch, start, options, **tuning)
                 carried[key] = result.ranks
                 if approach == "static":
                     static_ms = result.time_ms

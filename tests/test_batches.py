@@ -152,12 +152,12 @@ def test_random_batch_output_is_unchanged(fraction, seed, sizes, batch_sha, next
 def test_random_batch_rounds_with_repeats_are_unchanged(monkeypatch):
     # Rounds of 37 draws on 50 vertices: pairs repeat across rounds, so the deferred
     # check redraws from a saved generator state; recorded before the change (see above).
-    import dynpr.batches
+    import dynpr.batches.make
 
-    monkeypatch.setattr(dynpr.batches, "_MAX_DRAW", 37)
+    monkeypatch.setattr(dynpr.batches.make, "_MAX_DRAW", 37)
     calls = []
-    first_repeat = dynpr.batches._first_repeat_round
-    monkeypatch.setattr(dynpr.batches, "_first_repeat_round",
+    first_repeat = dynpr.batches.make._first_repeat_round
+    monkeypatch.setattr(dynpr.batches.make, "_first_repeat_round",
                         lambda rounds, n: calls.append(first_repeat(rounds, n)) or calls[-1])
     rng = np.random.default_rng(50)
     graph = Graph.from_edges(rng.integers(0, 50, 400), rng.integers(0, 50, 400), 50)
@@ -173,7 +173,7 @@ def test_random_batch_rounds_with_repeats_are_unchanged(monkeypatch):
 @pytest.mark.parametrize("population, size", [(10001, 9000), (10001, 10001), (20000, 401), (50000, 1001),
                                               (100000, 50000), (3_000_000, 70000)])
 def test_sorted_sample_is_numpy_choice(population, size):
-    from dynpr.batches import _sorted_sample
+    from dynpr.batches.make import _sorted_sample
 
     for seed in range(3):
         numpy_rng, our_rng = np.random.default_rng(seed), np.random.default_rng(seed)

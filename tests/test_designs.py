@@ -80,3 +80,21 @@ def test_production_engine_does_not_load_the_baselines():
             "print(sorted(m for m in sys.modules if m.startswith('dynpr.gpu')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "dynpr.gpu.pagerank" in out and "dynpr.gpu.baselines" not in out
+
+
+def test_the_config_schema_lists_the_declared_approaches():
+    # A JSON schema cannot import dynpr.designs: this keeps its list the declared one.
+    from pathlib import Path
+
+    import yaml
+
+    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
+    assert tuple(schema["properties"]["approaches"]["items"]["enum"]) == designs.APPROACHES
+
+
+def test_approach_lists_derive_from_the_approach_objects():
+    assert designs.APPROACHES == tuple(a.code for a in designs.APPROACH.values())
+    assert designs.STATIC_APPROACHES == ("static", "nd")
+    assert [a.code for a in designs.APPROACH.values() if a.reachability] == ["dt"]
+    assert [a.code for a in designs.APPROACH.values() if not a.from_previous_ranks] == [designs.BASELINE]
+    assert len({(a.colour, a.marker) for a in designs.APPROACH.values()}) == len(designs.APPROACH)

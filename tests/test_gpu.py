@@ -58,15 +58,15 @@ def scenario(name: str, fraction: float = 1e-3):
     old = load(name)
     batch = random_batch(old, fraction, 0.8, np.random.default_rng(11))
     new = apply_batch(old, batch)
-    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
+    previous = cpu_pagerank._update("static", None, old, None, None, OPTIONS).ranks
     return old, new, batch, previous, reference(new, OPTIONS)
 
 
 @pytest.mark.parametrize("name", GRAPHS)
 def test_static_matches_cpu(name):
     graph = load(name)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, OPTIONS)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    cpu = cpu_pagerank._update("static", None, graph, None, None, OPTIONS)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, OPTIONS)
     assert gpu.iterations == cpu.iterations
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
     assert gpu.backend == "gpu" and gpu.affected == graph.num_vertices
@@ -78,8 +78,8 @@ def test_static_initial_and_cap():
     graph = load("CollegeMsg")
     initial = np.random.default_rng(3).random(graph.num_vertices)
     options = replace(OPTIONS, max_iterations=7)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
+    cpu = cpu_pagerank._update("static", None, graph, None, None, options, initial=initial)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, options, initial=initial)
     assert gpu.iterations == cpu.iterations == 7
     assert gpu.converged == cpu.converged
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
@@ -93,7 +93,7 @@ def test_reference_going_on_from_static_is_the_reference(monkeypatch, variant, r
     monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: relabel)
     graph = load("web-NotreDame")
     options = replace(OPTIONS, variant=variant)
-    result = gpu_pagerank.update("static", None, graph, None, None, options)
+    result = gpu_pagerank._update("static", None, graph, None, None, options)
     fresh = reference(graph, options, backend="gpu")
     assert np.array_equal(reference(graph, options, backend="gpu", static_result=result), fresh)
 
@@ -102,8 +102,8 @@ def test_reference_going_on_from_static_is_the_reference(monkeypatch, variant, r
 @pytest.mark.parametrize("name", GRAPHS)
 def test_dynamic_error_within_twice_cpu(name, approach):
     old, new, batch, previous, ref = scenario(name)
-    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    gpu = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    cpu = cpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
+    gpu = gpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
     cpu_error, gpu_error = l1_error(cpu.ranks, ref), l1_error(gpu.ranks, ref)
     assert gpu_error <= 2 * cpu_error + 1e-13, (gpu_error, cpu_error)
     if approach in ("nd", "dt"):
@@ -119,7 +119,7 @@ def test_dynamic_error_within_twice_cpu(name, approach):
 @pytest.mark.parametrize("name", ("CollegeMsg", "rmat14"))
 def test_dt_keeps_unaffected_ranks(name):
     old, new, batch, previous, _ = scenario(name)
-    gpu = gpu_pagerank.update("dt", old, new, batch, previous, OPTIONS)
+    gpu = gpu_pagerank._update("dt", old, new, batch, previous, OPTIONS)
     affected = marking.traversal_affected(old, new, batch)
     assert gpu.affected == int(affected.sum())
     np.testing.assert_array_equal(gpu.ranks[~affected], previous[~affected])
@@ -128,7 +128,7 @@ def test_dt_keeps_unaffected_ranks(name):
 def test_empty_batch_leaves_ranks():
     old, _, _, previous, _ = scenario("CollegeMsg")
     for approach in ("dt", "df", "dfp"):
-        gpu = gpu_pagerank.update(approach, old, old, Batch.empty(), previous, OPTIONS)
+        gpu = gpu_pagerank._update(approach, old, old, Batch.empty(), previous, OPTIONS)
         assert gpu.iterations == 1 and gpu.affected == 0
         np.testing.assert_array_equal(gpu.ranks, previous)
 
@@ -140,7 +140,7 @@ def test_partition_levels_identical(name, approach):
     # arithmetic and hence the ranks are bit for bit the same.
     old, new, batch, previous, _ = scenario(name)
     results = [
-        gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition=level))
+        gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, partition=level))
         for level in ("none", "in", "in_out")
     ]
     for other in results[1:]:
@@ -154,8 +154,8 @@ def test_degree_switch_extremes(switch, approach):
     # 0: every vertex takes the block kernels; 2^30: every vertex the thread kernels.
     old, new, batch, previous, _ = scenario("soc-Epinions1")
     options = replace(OPTIONS, degree_switch=switch)
-    cpu = cpu_pagerank.update(approach, old, new, batch, previous, options)
-    gpu = gpu_pagerank.update(approach, old, new, batch, previous, options)
+    cpu = cpu_pagerank._update(approach, old, new, batch, previous, options)
+    gpu = gpu_pagerank._update(approach, old, new, batch, previous, options)
     assert abs(gpu.iterations - cpu.iterations) <= (0 if approach == "static" else 1)
     assert l1_error(gpu.ranks, cpu.ranks) <= (1e-12 if approach == "static" else 1e-9)
 
@@ -163,7 +163,7 @@ def test_degree_switch_extremes(switch, approach):
 def test_unknown_variant_is_an_error():
     graph = load("CollegeMsg")
     with pytest.raises(ValueError, match="unknown GPU variant"):
-        gpu_pagerank.update("static", None, graph, None, None, replace(OPTIONS, variant="nope"))
+        gpu_pagerank._update("static", None, graph, None, None, replace(OPTIONS, variant="nope"))
 
 
 def test_headers_are_inlined():
@@ -231,8 +231,8 @@ FLOAT32_L1 = 1e-5
 def test_static_variant_matches_cpu(name, variant):
     graph = load(name)
     options = replace(OPTIONS, variant=variant)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, OPTIONS)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, options)
+    cpu = cpu_pagerank._update("static", None, graph, None, None, OPTIONS)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, options)
     assert gpu.iterations == cpu.iterations
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
     assert gpu.time_ms > 0 and gpu.affected == graph.num_vertices
@@ -240,21 +240,21 @@ def test_static_variant_matches_cpu(name, variant):
 
 
 def test_default_variant_is_reported():
-    result = gpu_pagerank.update("static", None, load("CollegeMsg"), None, None, OPTIONS)
+    result = gpu_pagerank._update("static", None, load("CollegeMsg"), None, None, OPTIONS)
     assert OPTIONS.variant is None and result.variant == "classes"
 
 
 @pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "web-NotreDame", "rmat14"))
 def test_float32_variant_matches_cpu_to_float32_rounding(name):
     graph = load(name)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, OPTIONS)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, replace(OPTIONS, variant="pull_float32"))
+    cpu = cpu_pagerank._update("static", None, graph, None, None, OPTIONS)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, replace(OPTIONS, variant="pull_float32"))
     # computed in float32: every rank is a float32 value (widened on return)
     assert np.array_equal(gpu.ranks.astype(np.float32).astype(np.float64), gpu.ranks)
     assert l1_error(gpu.ranks, cpu.ranks) <= FLOAT32_L1
     assert 0 < gpu.iterations <= OPTIONS.max_iterations and gpu.variant == "pull_float32"
     # ND from the CPU's ranks stays there (within float32 rounding)
-    nd = gpu_pagerank.update("nd", graph, graph, Batch.empty(), cpu.ranks,
+    nd = gpu_pagerank._update("nd", graph, graph, Batch.empty(), cpu.ranks,
                              replace(OPTIONS, variant="pull_float32"))
     assert l1_error(nd.ranks, cpu.ranks) <= FLOAT32_L1
 
@@ -276,8 +276,8 @@ def _boundary_graph() -> Graph:
 @pytest.mark.parametrize("variant", ("hybrid_thread_warp", "pull_tiled", "pull_float32"))
 def test_report_designs_at_their_boundaries(variant):
     graph = _boundary_graph()
-    cpu = cpu_pagerank.update("static", None, graph, None, None, OPTIONS)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, replace(OPTIONS, variant=variant))
+    cpu = cpu_pagerank._update("static", None, graph, None, None, OPTIONS)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, replace(OPTIONS, variant=variant))
     assert l1_error(gpu.ranks, cpu.ranks) <= (FLOAT32_L1 if variant == "pull_float32" else 1e-12)
     if variant != "pull_float32":
         assert gpu.iterations == cpu.iterations
@@ -289,8 +289,8 @@ def test_variant_cap_and_initial(variant):
     graph = load("rmat14")
     initial = np.random.default_rng(5).random(graph.num_vertices)
     options = replace(OPTIONS, max_iterations=7)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, options, initial=initial)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
+    cpu = cpu_pagerank._update("static", None, graph, None, None, options, initial=initial)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
     assert gpu.iterations == cpu.iterations == 7
     assert gpu.converged == cpu.converged
     # These ranks sum to ~n/2, not 1: rounding (push_atomic's atomic order) scales with the sum.
@@ -305,8 +305,8 @@ def test_graph_replay_and_persistent_solve_stop_at_the_cap(iterations, variant):
     # three slots wraps at 3, 4, 6, ...
     graph = load("CollegeMsg")
     options = replace(OPTIONS, max_iterations=iterations, variant=variant)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, options)
-    gpu = gpu_pagerank.update("static", None, graph, None, None, options)
+    cpu = cpu_pagerank._update("static", None, graph, None, None, options)
+    gpu = gpu_pagerank._update("static", None, graph, None, None, options)
     assert gpu.iterations == iterations
     assert gpu.converged == cpu.converged
     assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12
@@ -317,8 +317,8 @@ def test_graph_replay_and_persistent_solve_stop_at_the_cap(iterations, variant):
 @pytest.mark.parametrize("name", ("CollegeMsg", "sx-mathoverflow", "rmat14"))
 def test_dynamic_variants_within_twice_cpu(name, approach, variant):
     old, new, batch, previous, ref = scenario(name)
-    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    gpu = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant=variant))
+    cpu = cpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
+    gpu = gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, variant=variant))
     assert l1_error(gpu.ranks, ref) <= 2 * l1_error(cpu.ranks, ref) + 1e-13
     assert abs(gpu.iterations - cpu.iterations) <= (0 if approach in ("nd", "dt") else 1)
     if approach in ("nd", "dt"):
@@ -329,7 +329,7 @@ def test_dynamic_variants_within_twice_cpu(name, approach, variant):
 def test_static_only_variants_refuse_dynamic(variant):
     old, new, batch, previous, _ = scenario("CollegeMsg")
     with pytest.raises(ValueError, match="static and nd only"):
-        gpu_pagerank.update("dfp", old, new, batch, previous, replace(OPTIONS, variant=variant))
+        gpu_pagerank._update("dfp", old, new, batch, previous, replace(OPTIONS, variant=variant))
 
 
 @pytest.mark.parametrize("driver", ("persistent", "levels", "two_phase", "host_removal"))
@@ -424,12 +424,12 @@ def test_too_big_graph_fails_before_upload(monkeypatch):
         patch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
         patch.setattr(cupy, "get_default_memory_pool", lambda: type("Pool", (), {"free_bytes": lambda self: 0})())
         with pytest.raises(MemoryError, match=r"^graph needs 0\.\d\d GiB on the GPU, device has 0\.00 GiB free"):
-            gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+            gpu_pagerank._update("static", None, graph, None, None, OPTIONS)
         assert graph not in gpu_device._UPLOADED
-    first = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    first = gpu_pagerank._update("static", None, graph, None, None, OPTIONS)
     with monkeypatch.context() as patch:  # uploaded now: no check, the run goes ahead
         patch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (1 << 20, 80 << 30))
-        again = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+        again = gpu_pagerank._update("static", None, graph, None, None, OPTIONS)
     np.testing.assert_array_equal(again.ranks, first.ranks)
 
 
@@ -453,8 +453,8 @@ def test_fused_frontier_matches_unfused(name, approach, partition):
     # clear/rank/finish/expand kernels: the same iterations, affected set and ranks.
     old, new, batch, previous, _ = scenario(name, 1e-4)
     options = replace(OPTIONS, partition=partition)
-    fused = gpu_pagerank.update(approach, old, new, batch, previous, options)
-    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
+    fused = gpu_pagerank._update(approach, old, new, batch, previous, options)
+    unfused = gpu_pagerank._update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
     assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected)
     np.testing.assert_array_equal(fused.ranks, unfused.ranks)
 
@@ -471,9 +471,9 @@ def test_push_and_pull_modes_give_the_unfused_run(name, approach, partition, fra
     # and ranks are classes_unfused's, bit for bit.
     old, new, batch, previous, _ = scenario(name, fraction)
     options = replace(OPTIONS, partition=partition)
-    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
+    unfused = gpu_pagerank._update(approach, old, new, batch, previous, replace(options, variant="classes_unfused"))
     for share in (None, 0.0, 0.01, designs.PULL_SHARE, float("inf")):
-        fused = gpu_pagerank.update(approach, old, new, batch, previous, options, pull_share=share)
+        fused = gpu_pagerank._update(approach, old, new, batch, previous, options, pull_share=share)
         assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected), share
         np.testing.assert_array_equal(fused.ranks, unfused.ranks)
 
@@ -492,7 +492,7 @@ def test_dynamic_runs_pull_from_the_start_where_blocks_keep_their_units(name, sh
         return loop(*args, pull_share=pull_share, **kwargs)
 
     monkeypatch.setattr(gpu_pagerank, "IterationLoop", recording)
-    gpu_pagerank.update("dfp", old, new, batch, previous, OPTIONS)
+    gpu_pagerank._update("dfp", old, new, batch, previous, OPTIONS)
     assert seen == [share]
 
 
@@ -502,7 +502,7 @@ def test_a_solve_whose_blocks_keep_their_units_classifies_and_announces_in_its_o
     # itself, so those phases launch nothing and time 0; a launch per iteration
     # (classes_graphs) keeps both phases.
     old, new, batch, previous, _ = scenario("CollegeMsg", 1e-3)
-    phases = {(approach, variant): gpu_pagerank.update(approach, old, new, batch, previous,
+    phases = {(approach, variant): gpu_pagerank._update(approach, old, new, batch, previous,
                                                        replace(OPTIONS, variant=variant)).phases
               for approach in ("dfp", "dt") for variant in ("classes", "classes_graphs")}
     for approach in ("dfp", "dt"):
@@ -519,7 +519,7 @@ def test_persistent_solve_is_the_launch_per_iteration_run(name, approach, partit
     # launch per iteration, and takes the same decisions (stop, pull) from the same sums.
     old, new, batch, previous, _ = scenario(name, 1e-3)
     graphs, persistent = (
-        gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition=partition, variant=v))
+        gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, partition=partition, variant=v))
         for v in ("classes_graphs", "classes_persistent"))
     assert (persistent.iterations, persistent.affected, persistent.converged) == (
         graphs.iterations, graphs.affected, graphs.converged)
@@ -553,9 +553,9 @@ def test_kept_units_too_large_for_shared_memory_read_the_graph(approach, monkeyp
     assert old.in_degree[:hubs].min() > designs.KEPT_ROWS
     batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(6))
     new = apply_batch(old, batch)
-    previous = gpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks  # also warms up
+    previous = gpu_pagerank._update("static", None, old, None, None, OPTIONS).ranks  # also warms up
     kept = _watch_class_ranks(monkeypatch, "kept_rows")
-    graphs, persistent = (gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant=v))
+    graphs, persistent = (gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, variant=v))
                           for v in ("classes_graphs", "classes_persistent"))
     assert kept == [0, designs.KEPT_ROWS]  # only the persistent launch keeps units
     assert (persistent.iterations, persistent.affected, persistent.converged) == (
@@ -580,10 +580,10 @@ def test_blocks_keep_units_only_where_the_units_fit_the_grid(name, monkeypatch):
     # against 528 blocks on the H100). The run is the launch-per-iteration one either way.
     cupy = pytest.importorskip("cupy")
     graph = load(name)
-    previous = gpu_pagerank.update("static", None, graph, None, None, OPTIONS).ranks  # also warms up
+    previous = gpu_pagerank._update("static", None, graph, None, None, OPTIONS).ranks  # also warms up
     kept = _watch_class_ranks(monkeypatch, "kept_rows")
     grids = _watch_class_ranks(monkeypatch, "grid")
-    persistent, graphs = (gpu_pagerank.update("static", None, graph, None, previous, replace(OPTIONS, variant=v))
+    persistent, graphs = (gpu_pagerank._update("static", None, graph, None, previous, replace(OPTIONS, variant=v))
                           for v in ("classes_persistent", "classes_graphs"))
     g = gpu_device.to_device(graph)
     bounds = gpu_classes.default_bounds(g)
@@ -605,11 +605,11 @@ def test_default_picks_its_launch_by_size(monkeypatch):
     graph = load("CollegeMsg")
     gpu_pagerank._warm_up()  # its own runs stay out of `seen`
     seen = _watch_class_ranks(monkeypatch, "persistent")
-    small = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    small = gpu_pagerank._update("static", None, graph, None, None, OPTIONS)
     limit = graph.num_edges
     monkeypatch.setattr(designs, "VARIANTS", {**designs.VARIANTS, "classes": replace(
         designs.VARIANTS["classes"], persistent_below=limit)})
-    large = gpu_pagerank.update("static", None, graph, None, None, OPTIONS)
+    large = gpu_pagerank._update("static", None, graph, None, None, OPTIONS)
     assert seen == [graph.num_edges < designs.PERSISTENT_EDGES, False]
     np.testing.assert_array_equal(small.ranks, large.ranks)
 
@@ -636,9 +636,9 @@ def test_dt_reachability_on_deep_and_wide_levels(fan, variant):
     batch = Batch(np.array([1], np.int32), np.array([2], np.int32), np.array([0], np.int32),
                   np.array([2998], np.int32))
     new = apply_batch(old, batch)
-    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
-    gpu = gpu_pagerank.update("dt", old, new, batch, previous, replace(OPTIONS, variant=variant))
-    cpu = cpu_pagerank.update("dt", old, new, batch, previous, OPTIONS)
+    previous = cpu_pagerank._update("static", None, old, None, None, OPTIONS).ranks
+    gpu = gpu_pagerank._update("dt", old, new, batch, previous, replace(OPTIONS, variant=variant))
+    cpu = cpu_pagerank._update("dt", old, new, batch, previous, OPTIONS)
     affected = marking.traversal_affected(old, new, batch)
     assert gpu.affected == int(affected.sum()) == cpu.affected
     np.testing.assert_array_equal(gpu.ranks[~affected], previous[~affected])
@@ -657,10 +657,10 @@ def test_long_out_lists_are_expanded_by_the_warp(approach):
     old = Graph.from_edges(src, dst, n)
     batch = Batch(np.empty(0, np.int32), np.empty(0, np.int32), np.array([250], np.int32), np.array([0], np.int32))
     new = apply_batch(old, batch)
-    previous = cpu_pagerank.update("static", None, old, None, None, OPTIONS).ranks
-    fused = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    unfused = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, variant="classes_unfused"))
-    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    previous = cpu_pagerank._update("static", None, old, None, None, OPTIONS).ranks
+    fused = gpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
+    unfused = gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, variant="classes_unfused"))
+    cpu = cpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
     assert fused.affected > 200  # the expansion reached 0's out-neighbours
     assert (fused.iterations, fused.affected) == (unfused.iterations, unfused.affected)
     np.testing.assert_array_equal(fused.ranks, unfused.ranks)
@@ -712,9 +712,9 @@ def test_wide_class_bounds_match_cpu(monkeypatch, name, approach):
     # gives the listed level's ranks bit for bit.
     monkeypatch.setattr(gpu_classes, "class_bounds", lambda n, l2: designs.WIDE_CLASS_BOUNDS)
     old, new, batch, previous, ref = scenario(name)
-    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    listed = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    chunks = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
+    cpu = cpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
+    listed = gpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
+    chunks = gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
     if approach == "static":
         assert listed.iterations == cpu.iterations
         assert l1_error(listed.ranks, cpu.ranks) <= 1e-12
@@ -771,14 +771,14 @@ def test_relabelled_run_matches_cpu(monkeypatch, name, approach):
     # original ids (a launch of its own) renamed after; either finds the CPU twin's affected set.
     monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: True)
     old, new, batch, previous, ref = scenario(name)
-    cpu = cpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
-    relabelled = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+    cpu = cpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
+    relabelled = gpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
     if approach in ("df", "dfp"):
         # Relabelled rows keep their sources' order and DF/DF-P pull from the start, their sources
         # announced by sign: the unrelabelled run's iterations and affected set, and its ranks up to
         # the order of additions (a row's int4 loads start elsewhere in the relabelled sources).
         monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: False)
-        plain = gpu_pagerank.update(approach, old, new, batch, previous, OPTIONS)
+        plain = gpu_pagerank._update(approach, old, new, batch, previous, OPTIONS)
         monkeypatch.setattr(gpu_pagerank, "relabels", lambda n, l2: True)
         assert (relabelled.iterations, relabelled.affected) == (plain.iterations, plain.affected)
         assert l1_error(relabelled.ranks, plain.ranks) <= 1e-14
@@ -788,7 +788,7 @@ def test_relabelled_run_matches_cpu(monkeypatch, name, approach):
     assert (relabelled.iterations, relabelled.affected) == (cpu.iterations, cpu.affected)
     assert l1_error(relabelled.ranks, cpu.ranks) <= 1e-12
     monkeypatch.setattr(gpu_classes, "class_bounds", lambda n, l2: designs.WIDE_CLASS_BOUNDS)
-    wide = gpu_pagerank.update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
+    wide = gpu_pagerank._update(approach, old, new, batch, previous, replace(OPTIONS, partition="none"))
     assert (wide.iterations, wide.affected) == (cpu.iterations, cpu.affected)
     assert l1_error(wide.ranks, cpu.ranks) <= 1e-12
 
@@ -798,12 +798,12 @@ def test_convergence_is_reported_and_can_raise(variant):
     # Converged runs say so; a run stopped at the cap says it did not, or raises when asked to.
     graph = load("CollegeMsg")
     options = replace(OPTIONS, variant=variant)
-    done = gpu_pagerank.update("static", None, graph, None, None, options)
+    done = gpu_pagerank._update("static", None, graph, None, None, options)
     assert done.converged and done.iterations < options.max_iterations
-    capped = gpu_pagerank.update("static", None, graph, None, None, replace(options, max_iterations=3))
+    capped = gpu_pagerank._update("static", None, graph, None, None, replace(options, max_iterations=3))
     assert not capped.converged and capped.iterations == 3
     with pytest.raises(ConvergenceError, match="max_iterations=3") as caught:
-        gpu_pagerank.update("static", None, graph, None, None,
+        gpu_pagerank._update("static", None, graph, None, None,
                             replace(options, max_iterations=3, raise_on_max_iterations=True))
     # push_atomic's atomics add in a different order every run
     assert l1_error(caught.value.result.ranks, capped.ranks) <= 1e-15

@@ -189,11 +189,11 @@ def test_model_matches_the_pool_after_a_run(approach, variant):
     new = apply_batch(old, batch)
     options = PageRankOptions(variant=variant)
     previous = np.full(n, 1.0 / n)
-    engine.update("static", None, Graph.from_edges(np.array([0]), np.array([1]), 2), None, None, options)  # warm-up
+    engine._update("static", None, Graph.from_edges(np.array([0]), np.array([1]), 2), None, None, options)  # warm-up
     pool = cupy.cuda.MemoryPool()
     cupy.cuda.set_allocator(pool.malloc)
     try:
-        engine.update(approach, old, new, batch, previous, options)
+        engine._update(approach, old, new, batch, previous, options)
         held = pool.total_bytes()
     finally:
         cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)

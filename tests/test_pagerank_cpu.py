@@ -317,13 +317,13 @@ def test_convergence_is_reported_and_can_raise(approach):
     old = Graph.from_edges(rng.integers(0, 300, 2000), rng.integers(0, 300, 2000), 300)
     batch = random_batch(old, 0.05, 0.8, rng)
     new = apply_batch(old, batch)
-    previous = cpu.update("static", None, old, None, None).ranks
-    done = cpu.update(approach, old, new, batch, previous)
+    previous = cpu._update("static", None, old, None, None).ranks
+    done = cpu._update(approach, old, new, batch, previous)
     assert done.converged and done.iterations < 500
-    capped = cpu.update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2))
+    capped = cpu._update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2))
     assert not capped.converged and capped.iterations == 2
     with pytest.raises(ConvergenceError, match="max_iterations=2") as caught:
-        cpu.update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2, raise_on_max_iterations=True))
+        cpu._update(approach, old, new, batch, previous, PageRankOptions(max_iterations=2, raise_on_max_iterations=True))
     np.testing.assert_array_equal(caught.value.result.ranks, capped.ranks)
 
 

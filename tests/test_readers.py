@@ -178,11 +178,11 @@ def test_suitesparse_tar_member_streamed_equals_the_file(tmp_path, write_file, m
 @pytest.mark.parametrize("member", ["g/g.mtx", "g/g.mtx.gz"])
 def test_suitesparse_tar_member_stream_says_it_cannot_seek(tmp_path, member):
     # pandas 2 wraps a binary handle in TextIOWrapper, which asks the stream whether it can seek
-    import dynpr.readers as readers_mod
+    from dynpr.tar_streams import tar_member_stream
 
     data = gzip.compress(MTX) if member.endswith(".gz") else MTX
     path = _tar(tmp_path / "g.tar.gz", [("g/readme.txt", b"x", None), (member, data, None)])
-    with readers_mod._tar_member_stream(path, member) as stream:
+    with tar_member_stream(path, member) as stream:
         assert io.TextIOWrapper(stream).read() == MTX.decode()
 
 

@@ -415,7 +415,7 @@ def test_config_values_the_schema_lets_through(section, key, value, text, repo_r
 
 def test_graph_checks_agree_across_chunks(monkeypatch):
     """The checks run on chunks of whole rows; tiny chunks must find the same faults."""
-    monkeypatch.setattr("dynpr.validate._CHUNK", 7)
+    monkeypatch.setattr("dynpr.csr_checks._CHUNK", 7)
     g = small_graph(50, 300, seed=4)
     assert check_graph(g, "g").num_edges == g.num_edges
     sources = g.sources.copy()

@@ -200,7 +200,7 @@ def load_graph(path: str | Path):
 def static_variants(graphs: dict[str, str], variants, repeats: int, device: str, commit: str,
                     log=print) -> pd.DataFrame:
     """Static PageRank of every variant on every graph (name -> prepared file; median time of ``repeats`` runs)."""
-    from dynpr.gpu import pagerank as engine
+    from dynpr import pagerank
     from dynpr.pagerank.options import PageRankOptions
 
     bandwidth = copy_gbps()
@@ -210,8 +210,7 @@ def static_variants(graphs: dict[str, str], variants, repeats: int, device: str,
         graph = load_graph(path)
         n, m = graph.num_vertices, graph.num_edges
         for variant in variants:
-            runs = [engine.update("static", None, graph, None, None, PageRankOptions(variant=variant))
-                    for _ in range(repeats)]
+            runs = [pagerank.static(graph, PageRankOptions(variant=variant), backend="gpu") for _ in range(repeats)]
             iterations = {r.iterations for r in runs}
             if len(iterations) != 1:
                 raise RuntimeError(f"{name}/{variant}: iteration counts differ between runs: {sorted(iterations)}")
@@ -245,8 +244,7 @@ def partition_ablation(batch_files, graphs: dict[str, str], variants, reference_
                        commit: str, log=print) -> pd.DataFrame:
     """Every approach per partition level and variant on every batch of ``batch_files``
     (:class:`BatchFile`); previous ranks chain through temporal batches."""
-    from dynpr.gpu import pagerank as engine
-    from dynpr.pagerank import l1_error
+    from dynpr import pagerank
     from dynpr.pagerank.options import PageRankOptions
 
     reference_options = PageRankOptions(tolerance=reference_tolerance)  # capped at the default 500
@@ -257,23 +255,24 @@ def partition_ablation(batch_files, graphs: dict[str, str], variants, reference_
         for index, old, new, batch, chained in _scenarios(batch_file, graphs):
             if index == 0 or not chained:
                 if old is not base_graph:
-                    base = engine.update("static", None, old, None, None, PageRankOptions()).ranks
+                    base = pagerank.static(old, PageRankOptions(), backend="gpu").ranks
                     base_graph = old
                 carried = {}
-            reference = engine.update("static", None, new, None, None, reference_options).ranks
+            reference = pagerank.static(new, reference_options, backend="gpu").ranks
             for variant in variants:
                 for partition in PARTITIONS:
                     options = PageRankOptions(partition=partition, variant=variant)
                     for approach in APPROACHES:
                         key = (variant, partition, approach)
-                        result = engine.update(approach, old, new, batch, carried.get(key, base), options)
+                        result = pagerank.update(approach, old, new, batch, carried.get(key, base), options,
+                                                 backend="gpu")
                         if chained:
                             carried[key] = result.ranks
                         rows.append({"graph": name, "approach": approach, "partition": partition,
                                      "batch_fraction": fraction, "time_ms": result.time_ms, "device": device,
                                      "git_commit": commit, "variant": variant, "batch_index": index,
                                      "iterations": result.iterations,
-                                     "l1_error": l1_error(result.ranks, reference), "affected": result.affected,
+                                     "l1_error": pagerank.l1_error(result.ranks, reference), "affected": result.affected,
                                      **result.phases,
                                      "benchmark": "partition_ablation", "dataset": name, "backend": "gpu"})
         log(f"{name} {fraction:g}: ablation rows so far {len(rows)}")

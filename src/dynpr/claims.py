@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from dynpr.designs import APPROACH
 from dynpr.verdicts import (ORDERING_RULE, across_graphs, bootstrap, interval, level_rule, ordering_verdict, quiet,
                             region_verdict, speedup_rule)
 
@@ -37,7 +38,7 @@ TEMPORAL = (1e-5, 1e-4, 1e-3)
 RANDOM = (1e-7, 1e-6, 1e-5, 1e-4)
 #: The smallest batch that holds an 80/20 mix of insertions and deletions (4 + 1 edges).
 MIX_EDGES = 5
-NAMES = {"static": "Static", "nd": "ND", "dt": "DT", "df": "DF", "dfp": "DF-P"}
+NAMES = {a.code: a.label for a in APPROACH.values()}
 PAPER = "Sahu 2024"
 STATIC_REPORTS = "static GPU PageRank reports"
 KAHN_REPORT = "Kahn report"

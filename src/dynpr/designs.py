@@ -1,7 +1,8 @@
 """What dynpr computes and how, declared once: approaches, partition levels, GPU kernel designs.
 
 Every other module reads these declarations instead of keeping its own list:
-the engines and the CLI take the approach codes from here, the GPU memory model
+the engines, the CLI, the figures and the claims take the approaches from
+:data:`APPROACH` (code, name, label, the flags each implies, figure style), the GPU memory model
 takes each kernel design's terms from :data:`VARIANTS`, the loader passes
 :data:`BLOCK` and :data:`CLASS_LANES` to NVRTC as defines, and the control
 blocks the fused kernels share with the host (:data:`CLASS_PLAN`,
@@ -20,17 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Approach codes: Static, Naive-dynamic, Dynamic Traversal, Dynamic Frontier, DF with Pruning.
-APPROACHES = ("static", "nd", "dt", "df", "dfp")
-#: Approaches that recompute every vertex (no batch, no affected set).
-STATIC_APPROACHES = ("static", "nd")
-#: Approaches the default relabels hub-first on graphs whose contributions overflow the L2
-#: (dynpr.gpu.classes.Relabel); DF and DF-P then pull from their first iteration, so they read
-#: only the relabelled in-CSR, and DT searches the out-CSR in the original ids and renames what
-#: it reached.
-RELABEL_APPROACHES = APPROACHES
-
-
 @dataclass(frozen=True)
 class ApproachFlags:
     """How an approach's rank kernels behave (their ``AFFECTED, FRONTIER, PRUNE`` template flags).
@@ -47,13 +37,67 @@ class ApproachFlags:
     prune: bool
 
 
-APPROACH_FLAGS = {
-    "static": ApproachFlags(False, False, False),
-    "nd": ApproachFlags(False, False, False),
-    "dt": ApproachFlags(True, False, False),
-    "df": ApproachFlags(True, True, False),
-    "dfp": ApproachFlags(True, True, True),
-}
+@dataclass(frozen=True)
+class Approach:
+    """One approach of the paper, everything the code says about it in one place.
+
+    Attributes
+    ----------
+    code : the code in config, wildcards, CSV files, the CLI and the API (``"dfp"``).
+    name : its full name (``"DF with Pruning"``).
+    label : its short name in figures, tables and claims (``"DF-P"``).
+    flags : how its kernels compute (:class:`ApproachFlags`).
+    from_previous_ranks : it starts from the ranks before the batch (all but Static, which starts from 1/n).
+    reachability : its affected set is what the batch's edges reach (DT), searched in the old graph
+        and the new one, so it needs the old graph.
+    colour, marker, hatch, linestyle : its figure style (Okabe–Ito colour; in grey print ND and DT,
+        and DF and DF-P, differ by hatching and dash as well as marker).
+    """
+
+    code: str
+    name: str
+    label: str
+    flags: ApproachFlags
+    from_previous_ranks: bool
+    reachability: bool
+    colour: str
+    marker: str
+    hatch: str
+    linestyle: str
+
+    @property
+    def recomputes_all(self) -> bool:
+        """Every vertex is computed (Static, ND): no batch, no affected set."""
+        return not self.flags.affected
+
+
+#: The approaches in the paper's order: Static, Naive-dynamic, Dynamic Traversal, Dynamic Frontier, DF with Pruning.
+APPROACH = {a.code: a for a in (
+    Approach("static", "Static", "Static", ApproachFlags(False, False, False), False, False, "#000000", "o", "", "-"),
+    Approach("nd", "Naive-dynamic", "ND", ApproachFlags(False, False, False), True, False, "#E69F00", "s", "////", "--"),
+    Approach("dt", "Dynamic Traversal", "DT", ApproachFlags(True, False, False), True, True, "#56B4E9", "^", "", ":"),
+    Approach("df", "Dynamic Frontier", "DF", ApproachFlags(True, True, False), True, False, "#009E73", "D", "xxx", "-."),
+    Approach("dfp", "DF with Pruning", "DF-P", ApproachFlags(True, True, True), True, False, "#D55E00", "v", "", "-"),
+)}
+#: Approach codes, in the paper's order.
+APPROACHES = tuple(APPROACH)
+#: Approaches that recompute every vertex (no batch, no affected set).
+STATIC_APPROACHES = tuple(a.code for a in APPROACH.values() if a.recomputes_all)
+#: The approach every speedup is measured against and every run starts from (the paper's Static).
+BASELINE = "static"
+#: Approaches the default relabels hub-first on graphs whose contributions overflow the L2
+#: (dynpr.gpu.classes.Relabel); DF and DF-P then pull from their first iteration, so they read
+#: only the relabelled in-CSR, and DT searches the out-CSR in the original ids and renames what
+#: it reached.
+RELABEL_APPROACHES = APPROACHES
+APPROACH_FLAGS = {a.code: a.flags for a in APPROACH.values()}
+
+
+def relabels(n: int, l2_bytes: int) -> bool:
+    """Whether the default relabels a graph of n vertices (Static, ND, DF, DF-P): the same
+    size selector as :func:`dynpr.gpu.classes.class_bounds` (contributions, 8n bytes, over half the L2)."""
+    return 8 * n > l2_bytes // 2
+
 
 #: Work partitioning levels (the paper's Fig. 1): don't partition / partition G' / partition G and G'.
 PARTITIONS = ("none", "in", "in_out")

@@ -41,7 +41,7 @@ from urllib3.util.retry import Retry
 from dynpr.atomic_files import sha256_file
 from dynpr.catalog import Dataset
 from dynpr.errors import DownloadChecksumError, DownloadError, InterruptedDownloadError
-from dynpr.readers import open_tar_stream
+from dynpr.tar_streams import open_tar_stream
 
 log = logging.getLogger("dynpr.download")
 

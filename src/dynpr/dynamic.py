@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch
+from dynpr.designs import APPROACHES
 from dynpr.errors import BatchError, InputError
 from dynpr.graph import Graph, to_host
 from dynpr.pagerank import static, update

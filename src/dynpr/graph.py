@@ -24,9 +24,12 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-VERTEX_DTYPE = np.int32
-OFFSET_DTYPE = np.int64
-MAX_VERTICES = int(np.iinfo(VERTEX_DTYPE).max)
+from dynpr.arrays import (MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, array_module, as_array,  # noqa: F401 (re-exported)
+                          on_device, to_host)
+from dynpr.atomic_files import atomic_path
+from dynpr.csr_checks import ARRAYS_DIGEST_KEY, DIGEST_KEY, arrays_digest, check_csr, read_graph_arrays
+from dynpr.errors import GraphError
+
 # Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` cuts column ranges).
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
 # Edges per block of the host's streaming pass for self-loop positions.
@@ -37,30 +40,6 @@ _LOOP_BLOCK = 1 << 24
 _SPLICE_PIECES, _MIN_PIECE, _MAX_PIECE = 8, 1 << 22, 1 << 30
 # Host queries beyond which (and beyond |E|/64) a streaming pass replaces per-row searches.
 _BULK_QUERIES = 1 << 16
-
-
-def array_module(a):
-    """``numpy``, or ``cupy`` for a CuPy array: a :class:`Graph` may hold either (see :mod:`dynpr.gpu.resident`)."""
-    if type(a).__module__.split(".")[0] == "cupy":
-        import cupy
-
-        return cupy
-    return np
-
-
-def on_device(a) -> bool:
-    """Whether ``a`` is a CuPy array."""
-    return array_module(a) is not np
-
-
-def to_host(a) -> np.ndarray:
-    """A NumPy array of ``a`` (copied from the device when it is a CuPy array)."""
-    return a.get() if on_device(a) else np.asarray(a)
-
-
-def as_array(xp, a):
-    """``a`` as an array of module ``xp`` (numpy or cupy), copied across the bus when it lives elsewhere."""
-    return to_host(a) if xp is np else xp.asarray(a)
 
 
 def _counts(xp, rows, n: int):
@@ -557,10 +536,7 @@ class Graph:
 
     def save(self, path: str | Path, **extra: np.ndarray) -> None:
         """Write the graph (its ``vertex_ids`` too, and any extra arrays) to an ``.npz`` file atomically,
-        with its sha256 and one of the extra arrays (:func:`dynpr.validate.arrays_digest`)."""
-        from dynpr.atomic_files import atomic_path
-        from dynpr.validate import ARRAYS_DIGEST_KEY, DIGEST_KEY, arrays_digest
-
+        with its sha256 and one of the extra arrays (:func:`dynpr.csr_checks.arrays_digest`)."""
         if self.vertex_ids is not None:
             extra = {"vertex_ids": self.vertex_ids, **extra}
         digests = {DIGEST_KEY: np.asarray(self.sha256), ARRAYS_DIGEST_KEY: np.asarray(arrays_digest(extra))}
@@ -571,11 +547,45 @@ class Graph:
 
     @classmethod
     def load(cls, path: str | Path) -> "Graph":
-        """Read a graph written by :meth:`save`, checked (:func:`dynpr.validate.read_graph_npz`), with its
+        """Read a graph written by :meth:`save`, checked (:func:`read_graph_npz`), with its
         ``vertex_ids`` when stored."""
-        from dynpr.validate import read_graph_npz
-
         return read_graph_npz(path)[0]
+
+
+def check_graph(graph: Graph, what: str = "graph") -> Graph:
+    """``graph`` after :func:`dynpr.csr_checks.check_csr`, with canonical dtypes (int64 offsets, int32 ids).
+
+    Raises
+    ------
+    GraphError
+        Naming the first check that fails.
+    """
+    return Graph(*check_csr(what, graph.offsets, graph.targets, graph.in_offsets, graph.sources))
+
+
+def read_graph_npz(path: str | Path) -> tuple[Graph, dict[str, np.ndarray]]:
+    """Read a graph written by :meth:`Graph.save`, checked (:func:`dynpr.csr_checks.read_graph_arrays`)
+    and verified against its stored sha256.
+
+    Returns
+    -------
+    graph : Graph
+    extra : dict of str to ndarray
+        The file's other arrays (``temporal_*``, ``param_*``); ``vertex_ids``, when
+        stored, are the graph's.
+
+    Raises
+    ------
+    GraphError
+        If arrays are missing or inconsistent, the file has no checksum, or the
+        graph's sha256 differs from the stored one (the file was edited).
+    """
+    csr, ids, stored, extra = read_graph_arrays(path)
+    graph = Graph(*csr, ids)
+    if stored != graph.sha256:  # cached: batch-file checks of this graph reuse it
+        raise GraphError(f"{path}: graph sha256 {graph.sha256[:16]}... differs from the stored {stored[:16]}...; "
+                         "the file was modified: delete it and prepare it again")
+    return graph, extra
 
 
 def csr_offsets(rows: np.ndarray, num_vertices: int) -> np.ndarray:

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import struct
 import zipfile
+import math
 from pathlib import Path
 
 import numpy as np
+
+from dynpr.errors import InputError
+from dynpr.hostmem import check_host_fits
 
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # zip local file header, 30 bytes
 _LOCAL_MAGIC = b"PK\x03\x04"
@@ -81,3 +85,117 @@ def load_members(path: str | Path) -> dict[str, np.ndarray]:
                             raise
                         raise ValueError(_PICKLED.format(info.filename)) from None
     return arrays
+
+
+#: names of an .npz that must hold 1-D arrays of one length (graph files, batch files)
+_SAME_LENGTH = (("offsets", "in_offsets"), ("targets", "sources"), ("temporal_src", "temporal_dst", "temporal_time"),
+                ("del_src", "del_dst"), ("ins_src", "ins_dst"), ("del_ptr", "ins_ptr"))
+
+
+def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The shape and dtype every member of an ``.npz`` declares, read from the ``.npy`` headers only.
+
+    Nothing array-sized is read or allocated: a file of a few MB declaring arrays of
+    many GB is measured here, before :func:`read_npz` would inflate it. A member
+    whose header disagrees with its stored size is refused.
+
+    Raises
+    ------
+    InputError
+        For a member that is not an ``.npy`` array, an unknown ``.npy`` version, a
+        pickled (object) dtype, or a stored size other than the header's.
+    """
+    headers = {}
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with archive.open(info) as fh:
+                try:
+                    version = np.lib.format.read_magic(fh)
+                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    if read_header is None:
+                        raise ValueError(f"unsupported .npy version {version}")
+                    shape, _, dtype = read_header(fh)
+                except ValueError as err:
+                    raise InputError(f"{path}: not a {what}: member {name!r} is not a NumPy array ({err})") from None
+                if dtype.hasobject:
+                    raise InputError(f"{path}: not a {what}: it holds Python objects (pickled data), which dynpr "
+                                     "never loads")
+                declared = math.prod(shape) * dtype.itemsize
+                stored = info.file_size - fh.tell()
+            if declared != stored:
+                raise InputError(f"{path}: not a {what}: member {name!r} declares {dtype} {shape} ({declared:,} "
+                                 f"bytes) but holds {stored:,} bytes; the file is corrupt")
+            headers[name] = (tuple(shape), dtype)
+    return headers
+
+
+def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Bound what reading an ``.npz`` may allocate, before any array is read.
+
+    Checks that the arrays whose lengths go together (``offsets``/``in_offsets``,
+    ``targets``/``sources``, ``vertex_ids`` = one per vertex, the ``temporal_*``
+    arrays, a batch file's ids and pointers) are 1-D and agree, and that all the
+    declared arrays fit the host's available memory.
+
+    Returns
+    -------
+    dict of str to (shape, dtype)
+        :func:`npz_headers`.
+
+    Raises
+    ------
+    InputError
+        For lengths that disagree or arrays that are not 1-D (see also :func:`npz_headers`).
+    MemoryError
+        ``<path>: reading its arrays needs X GiB of host memory, Y GiB available``.
+    """
+    headers = npz_headers(path, what)
+    for group in _SAME_LENGTH:
+        present = [name for name in group if name in headers]
+        shapes = [headers[name][0] for name in present]
+        if any(len(shape) != 1 for shape in shapes) or len({shape for shape in shapes}) > 1:
+            listed = ", ".join(f"{name} {headers[name][0]}" for name in present)
+            raise InputError(f"{path}: not a {what}: {listed} must be 1-D arrays of one length")
+    if "vertex_ids" in headers and "offsets" in headers \
+            and headers["vertex_ids"][0] != (max(headers["offsets"][0][0] - 1, 0),):
+        raise InputError(f"{path}: not a {what}: vertex_ids {headers['vertex_ids'][0]} must hold one id per vertex "
+                         f"(offsets {headers['offsets'][0]})")
+    check_host_fits(sum(math.prod(shape) * dtype.itemsize for shape, dtype in headers.values()),
+                    f"{path}: reading its arrays")
+    return headers
+
+
+def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file (large ones memory-mapped read-only,
+    :func:`dynpr.npz_files.load_members`), with one-line errors naming the file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    InputError
+        If it is a folder, not an ``.npz``, truncated, or holds pickled objects.
+    """
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+        if magic[:2] != b"PK":  # np.load would try to unpickle it, and say so
+            raise InputError(f"{path}: not a {what}: not an .npz (zip) file, it starts with {magic!r}")
+        check_npz_header(path, what)  # before any array is read: nothing beyond what the file declares
+        return load_members(path)  # large members memory-mapped: no copy of a graph before its checks
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a {what}") from None
+    except ValueError as err:
+        if isinstance(err, InputError):
+            raise
+        if "pickled" in str(err):
+            raise InputError(f"{path}: not a {what}: it holds Python objects (pickled data), which dynpr "
+                             "never loads") from None
+        raise InputError(f"{path}: not a {what} ({err})") from None
+    except (OSError, EOFError, AttributeError, zipfile.BadZipFile) as err:  # truncated or corrupt zip
+        raise InputError(f"{path}: not a {what}: truncated or corrupt ({type(err).__name__}: {err})") from None
+

@@ -3,10 +3,8 @@
 Every figure function takes a DataFrame and returns a matplotlib ``Figure``;
 :func:`save_figure` writes it as PNG and PDF. Runtimes and errors across graphs
 are geometric means of each graph's mean (:func:`dynpr.results.aggregate`,
-paper 5.1.5). Colours are the Okabe–Ito palette, with one fixed colour,
-marker and hatching per approach so every figure reads the same way, also in
-grey print (tests render bar figures to grey and compare the series). Text is
-at least 8 pt at the saved size; log axes label ticks as plain numbers.
+paper 5.1.5). How they look (one colour, marker and hatching per approach, fonts,
+legends, log ticks) is :mod:`dynpr.figure_style`'s.
 """
 
 from __future__ import annotations
@@ -24,189 +22,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib import patheffects  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.text import Annotation  # noqa: E402
-from matplotlib.ticker import LogFormatter  # noqa: E402
 
-from dynpr.atomic_files import atomic_path  # noqa: E402
+from dynpr.figure_style import (CYCLE, CYCLE_HATCH, LINESTYLE, LOG, MIN_FONT, MIX_EDGES, NO_BENCH, RC,
+                                STYLE, approaches_in, coincident_notes, declutter, figure_legend,
+                                grouped_bars, message_figure, panel_grid, panel_title, pick_backend,
+                                plain_log_ticks, save_figure, to_log_values)  # noqa: E402, F401
+from dynpr.designs import BASELINE  # noqa: E402
 from dynpr.results import aggregate, geometric_mean  # noqa: E402
-
-#: approach code -> (label, Okabe–Ito colour, marker)
-STYLE = {
-    "static": ("Static", "#000000", "o"),
-    "nd": ("ND", "#E69F00", "s"),
-    "dt": ("DT", "#56B4E9", "^"),
-    "df": ("DF", "#009E73", "D"),
-    "dfp": ("DF-P", "#D55E00", "v"),
-}
-#: approach code -> bar hatching: ND and DT (and DF and DF-P) share a grey in print,
-#: so each pair differs in pattern as well
-HATCH = {"static": "", "nd": "////", "dt": "", "df": "xxx", "dfp": ""}
-#: approach code -> line style: in grey print ND and DT (and DF and DF-P) differ by dash as well as marker
-LINESTYLE = {"static": "-", "nd": "--", "dt": ":", "df": "-.", "dfp": "-"}
-#: the smallest random batch that holds the 80/20 mix (dynpr.claims.MIX_EDGES)
-MIX_EDGES = 5
-LOG = " (log scale)"
-#: colours for bars that are not approaches (backends, kernel variants, partitionings):
-#: Okabe–Ito plus a neutral grey, enough for every GPU kernel variant; CYCLE_HATCH[j]
-#: patterns the j-th so that neighbours differ in grey print too
-CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#999999"]
-CYCLE_HATCH = ["", "////", "...", "xxx", "\\\\", "ooo", "---", "", "+++"]
-DPI = 200
-#: smallest text anywhere (pt, at the saved size)
-MIN_FONT = 8
-RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-      "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
-      "hatch.linewidth": 0.6}
-NO_BENCH = "no benchmark rows yet — run `snakemake bench`, then `snakemake figures`"
-
-
-def save_figure(fig: plt.Figure, png: str | Path, pdf: str | Path) -> None:
-    """Write ``fig`` as PNG (``DPI``) and PDF, each atomically, then close it.
-
-    Creation dates are left out of the metadata so reruns give identical files.
-    """
-    for path, fmt, meta in ((png, "png", {"Software": None}), (pdf, "pdf", {"CreationDate": None})):
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=DPI, bbox_inches="tight", metadata=meta)
-    plt.close(fig)
-
-
-def _approaches(df: pd.DataFrame) -> list[str]:
-    present = set(df["approach"])
-    return [a for a in STYLE if a in present]
-
-
-def _pick_backend(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Rows of one backend: the GPU's when present (the paper's figures), else the CPU's."""
-    backends = set(df["backend"])
-    backend = "gpu" if "gpu" in backends else ("cpu" if "cpu" in backends else next(iter(backends), ""))
-    return df[df["backend"] == backend], backend
-
-
-def _message_figure(title: str, message: str) -> plt.Figure:
-    with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(7, 2.5))
-        ax.axis("off")
-        ax.set_title(title)
-        ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, wrap=True, transform=ax.transAxes)
-    return fig
-
-
-def _grid(n: int, ncols_max: int = 4, size=(3.6, 3.0)):
-    ncols = min(n, ncols_max)
-    nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
-    flat = axes.ravel()
-    for ax in flat[n:]:
-        ax.axis("off")
-    return fig, flat[:n]
-
-
-def _legend(fig: plt.Figure, approaches: Iterable[str], bars: bool = False, extra=()) -> None:
-    """One legend for the figure: bar swatches (colour and hatching) or line-and-marker symbols."""
-    if bars:
-        handles = [Patch(facecolor=STYLE[a][1], hatch=HATCH[a], edgecolor="black", linewidth=0.4, label=STYLE[a][0])
-                   for a in approaches]
-    else:
-        handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], linestyle=LINESTYLE[a], label=STYLE[a][0])
-                   for a in approaches]
-    handles += list(extra)
-    fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
-
-
-class _PlainLogFormatter(LogFormatter):
-    """matplotlib's log tick labeller (which ticks get a label), writing ``%g`` numbers: 0.6, 20, 1e-07."""
-
-    def _num_to_string(self, x, vmin, vmax):
-        return f"{x:g}"
-
-
-def _plain_log_ticks(ax, axis: str = "y") -> None:
-    """Label a log axis with plain numbers (0.001, 20, 1e-07), not 2×10¹.
-
-    Minor ticks get labels only on axes spanning up to two decades, so short
-    axes still carry numbers and long ones stay uncluttered.
-    """
-    target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-    # minor labels: all of them below half a decade, some up to two decades, none beyond
-    target.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
-
-
-def _title(ax, title: str, notes: list[str]) -> None:
-    """Panel title with notes (coincident series, empty batches) on a second line, off the data."""
-    ax.set_title("\n".join([title, "; ".join(notes)]) if notes else title)
-
-
-def _declutter(ax) -> None:
-    """Move data-anchored labels (speedups, Kahn notes) up until none overlaps another, and
-    raise the y limit until all sit inside the axes, below the title. Call after ``tight_layout``."""
-    renderer = ax.figure.canvas.get_renderer()
-    to_data = ax.transData.inverted()
-    placed = []
-    labels = [t for t in ax.texts if t.get_transform() == ax.transData and not isinstance(t, Annotation)]
-    for text in sorted(labels, key=lambda t: t.get_window_extent(renderer).x0):
-        box = text.get_window_extent(renderer)
-        for _ in range(len(placed) + 1):
-            hits = [p for p in placed if p.overlaps(box.padded(3))]  # 3 px apart: not touching
-            if not hits:
-                break
-            x, y = ax.transData.transform(text.get_position())
-            text.set_position(to_data.transform((x, y + max(h.y1 for h in hits) - box.y0 + 1)))
-            box = text.get_window_extent(renderer)
-        placed.append(box)
-    for _ in range(20):  # each pass grows the axis; text boxes move with the limits
-        top = max((t.get_window_extent(renderer).y1 for t in labels), default=-np.inf)
-        if top <= ax.get_window_extent(renderer).y1:
-            break
-        low, high = ax.get_ylim()
-        ax.set_ylim(low, high * 1.5 if ax.get_yscale() == "log" else high + 0.15 * (high - low))
-
-
-def _coincident(series: dict[str, np.ndarray], rtol: float = 0.01) -> list[str]:
-    """Notes naming series drawn on top of each other (every point within ``rtol``): ``["ND = DT = DF"]``.
-
-    Series are grouped with the first earlier one they coincide with; the later
-    ones, drawn over it, are the hidden ones.
-    """
-    groups: list[list[str]] = []
-    for name, y in series.items():
-        for group in groups:
-            other = series[group[0]]
-            if other.shape == y.shape and (np.isfinite(other) == np.isfinite(y)).all() and np.isfinite(y).any() \
-                    and np.allclose(other[np.isfinite(y)], y[np.isfinite(y)], rtol=rtol, atol=0):
-                group.append(name)
-                break
-        else:
-            groups.append([name])
-    return [f"overlapping: {' = '.join(g)}" for g in groups if len(g) > 1]
-
-
-def _positive(values: np.ndarray) -> np.ndarray:
-    """Values with non-positive entries masked, since log axes cannot show them."""
-    values = np.asarray(values, dtype=float)
-    return np.where(values > 0, values, np.nan)
-
-
-def _bars(ax, groups: list, approaches: list[str], table: pd.DataFrame, key: str, value: str,
-          speedup: bool = False) -> None:
-    """Grouped bars: one group per ``key`` value, one bar per approach (log y)."""
-    width = 0.8 / len(approaches)
-    x = np.arange(len(groups))
-    lookup = table.set_index(["approach", key])[value]
-    static = {g: lookup.get(("static", g), np.nan) for g in groups}
-    for j, a in enumerate(approaches):
-        heights = _positive([lookup.get((a, g), np.nan) for g in groups])
-        pos = x - 0.4 + width * (j + 0.5)
-        ax.bar(pos, heights, width, color=STYLE[a][1], label=STYLE[a][0], hatch=HATCH[a], edgecolor="black",
-               linewidth=0.4)
-        if speedup and a != "static":
-            for p, g, h in zip(pos, groups, heights):
-                if np.isfinite(h) and np.isfinite(static[g]):
-                    ax.text(p, h * 1.05, f"{static[g] / h:.1f}×", ha="center", va="bottom", fontsize=MIN_FONT)
-    ax.set_xticks(x, [str(g) for g in groups])
-    ax.set_yscale("log")
-    _plain_log_ticks(ax)
 
 
 def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
@@ -216,18 +38,18 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
     graphs, speedup vs Static labelled in (a); (c) runtime and (d) error per
     graph (geometric mean over the batch fractions of each fraction's mean).
     """
-    t, backend = _pick_backend(df[df["experiment"] == "temporal"])
+    t, backend = pick_backend(df[df["experiment"] == "temporal"])
     if t.empty:
-        return _message_figure("Temporal graphs", "no temporal rows in results/summary.csv — "
+        return message_figure("Temporal graphs", "no temporal rows in results/summary.csv — "
                                                   "add a temporal dataset to config 'datasets'")
-    approaches = _approaches(t)
+    approaches = approaches_in(t)
     fractions = sorted(t["batch_fraction"].unique())
     datasets = list(dict.fromkeys(t["dataset"]))
     with plt.rc_context(RC):
         fig, axes = plt.subplots(2, 2, figsize=(12, 8))
         for ax, value, label in ((axes[0, 0], "time_ms", "runtime (ms)"), (axes[0, 1], "l1_error", "L1 error")):
             table = aggregate(t, value, ["approach", "batch_fraction"])
-            _bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
+            grouped_bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
             ax.set_xticks(range(len(fractions)), [f"{f:g}·|E_T|" for f in fractions])
             ax.set_xlabel("batch size")
             ax.set_ylabel(f"{label}, geometric mean over graphs{LOG}")
@@ -235,7 +57,7 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
         per_fraction = per_batch.groupby(["dataset", "approach", "batch_fraction"]).mean()
         per_graph = per_fraction.groupby(["dataset", "approach"]).agg(geometric_mean).reset_index()
         for ax, value, label in ((axes[1, 0], "time_ms", "runtime (ms)"), (axes[1, 1], "l1_error", "L1 error")):
-            _bars(ax, datasets, approaches, per_graph, "dataset", value)
+            grouped_bars(ax, datasets, approaches, per_graph, "dataset", value)
             ax.set_ylabel(f"{label}, mean over batch sizes{LOG}")
             ax.tick_params(axis="x", rotation=20)
         for ax, letter in zip(axes.ravel(), "abcd"):
@@ -244,10 +66,10 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
         axes[0, 1].set_title("rank error vs reference Static (τ=1e-100)")
         axes[1, 0].set_title("runtime per graph")
         axes[1, 1].set_title("rank error per graph")
-        _legend(fig, approaches, bars=True)
+        figure_legend(fig, approaches, bars=True)
         fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.04)
         fig.tight_layout()
-        _declutter(axes[0, 0])
+        declutter(axes[0, 0])
     return fig
 
 
@@ -255,15 +77,15 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_su
     """One line per approach over batch fractions (log-log); the approaches in
     ``speedup`` get their speedup over Static written at each point. Returns
     notes on coincident lines, for the panel title."""
-    static = table[table["approach"] == "static"].set_index("batch_fraction")[value]
+    static = table[table["approach"] == BASELINE].set_index("batch_fraction")[value]
     drawn = {}
     for a in approaches:
         rows = table[table["approach"] == a].sort_values("batch_fraction")
-        y = _positive(rows[value].to_numpy())
+        y = to_log_values(rows[value].to_numpy())
         drawn[STYLE[a][0]] = y
         ax.plot(rows["batch_fraction"], y, linestyle=LINESTYLE[a], color=STYLE[a][1], marker=STYLE[a][2],
                 markersize=4, label=STYLE[a][0] + label_suffix)
-        if a in speedup and a != "static":
+        if a in speedup and a != BASELINE:
             for f, v in zip(rows["batch_fraction"], y):
                 if np.isfinite(v) and f in static.index and static[f] > 0:
                     ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 5),
@@ -275,9 +97,9 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_su
         ax.margins(x=0.08)
         low, high = ax.get_ylim()
         ax.set_ylim(low, high * 2)
-    _plain_log_ticks(ax)
-    _plain_log_ticks(ax, "x")
-    return _coincident(drawn)
+    plain_log_ticks(ax)
+    plain_log_ticks(ax, "x")
+    return coincident_notes(drawn)
 
 
 def _below_mix(rows: pd.DataFrame) -> dict[str, list[float]]:
@@ -298,31 +120,31 @@ BELOW_MIX_STYLE = {"color": "#999999", "alpha": 0.2, "hatch": "..", "linewidth":
 
 
 def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt.Figure:
-    r, backend = _pick_backend(df[df["experiment"] == "random"])
+    r, backend = pick_backend(df[df["experiment"] == "random"])
     if r.empty:
-        return _message_figure(title, "no random-batch rows in results/summary.csv — "
+        return message_figure(title, "no random-batch rows in results/summary.csv — "
                                       "add a static dataset to config 'datasets'")
-    approaches = _approaches(r)
+    approaches = approaches_in(r)
     datasets = list(dict.fromkeys(r["dataset"]))
     speedup = value == "time_ms"
     below = _below_mix(r)
     below_any = sorted({f for fs in below.values() for f in fs})
     with plt.rc_context(RC):
-        fig, axes = _grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
+        fig, axes = panel_grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
         # the paper's Fig. 4 labels every approach's speedup over Static in the overall panel
         notes = _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value,
                        speedup=tuple(approaches) if speedup else ())
         _shade_below_mix(axes[0], below_any)
-        _title(axes[0], "all graphs (geometric mean)" + ("; speedup vs Static" if speedup else ""), notes)
+        panel_title(axes[0], "all graphs (geometric mean)" + ("; speedup vs Static" if speedup else ""), notes)
         for ax, d in zip(axes[1:], datasets):
             table = aggregate(r[r["dataset"] == d], value, ["approach", "batch_fraction"])
             _shade_below_mix(ax, below[d])
-            _title(ax, d, _lines(ax, table, approaches, value))
+            panel_title(ax, d, _lines(ax, table, approaches, value))
         for ax in axes:
             ax.set_xlabel(f"batch size (fraction of |E|){LOG}")
             ax.set_ylabel(ylabel + LOG)
         extra = [Patch(label=f"< {MIX_EDGES} edges: no 80/20 mix", **BELOW_MIX_STYLE)] if below_any else []
-        _legend(fig, approaches, extra=extra)
+        figure_legend(fig, approaches, extra=extra)
         mix = "80% insertions, 20% deletions"
         if below_any:
             mix += f"; at {', '.join(f'{f:g}' for f in below_any)} |E| fewer than {MIX_EDGES} edges (shaded)"
@@ -343,10 +165,10 @@ def random_error(df: pd.DataFrame) -> plt.Figure:
 
 def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
     """Fig. 9–13 of the paper: runtime and error on each consecutive batch of one temporal graph."""
-    t, backend = _pick_backend(df[(df["experiment"] == "temporal") & (df["dataset"] == dataset)])
+    t, backend = pick_backend(df[(df["experiment"] == "temporal") & (df["dataset"] == dataset)])
     if t.empty:
-        return _message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
-    approaches = _approaches(t)
+        return message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
+    approaches = approaches_in(t)
     fractions = sorted(t["batch_fraction"].unique())
     means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].median().reset_index()
     # batches with no new edge (all dropped as duplicates or present already): the approaches
@@ -364,24 +186,24 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
                 drawn = {}
                 for a in approaches:
                     sel = means[(means["batch_fraction"] == f) & (means["approach"] == a)]
-                    y = _positive(sel[value].to_numpy())
+                    y = to_log_values(sel[value].to_numpy())
                     drawn[STYLE[a][0]] = y
                     ax.plot(sel["batch_index"] + 1, y, color=STYLE[a][1], marker=STYLE[a][2], markersize=3,
                             linewidth=1, linestyle=LINESTYLE[a])
                 for b in empty:
                     ax.axvspan(b - 0.5, b + 0.5, **empty_style)
                 ax.set_yscale("log")
-                _plain_log_ticks(ax)
+                plain_log_ticks(ax)
                 ax.xaxis.get_major_locator().set_params(integer=True)
                 ax.set_ylabel(label + LOG)
-                notes = _coincident(drawn)
+                notes = coincident_notes(drawn)
                 if empty.size:
                     notes.append(f"{empty.size} of {len(updates.xs(f, level='batch_fraction'))} batches add no new edge")
-                _title(ax, f"batch size {f:g}·|E_T|", notes)
+                panel_title(ax, f"batch size {f:g}·|E_T|", notes)
         for ax in axes[-1]:
             ax.set_xlabel("batch update (consecutive)")
         extra = [Patch(label="batch with no new edge", **empty_style)] if any_empty else []
-        _legend(fig, approaches, extra=extra)
+        figure_legend(fig, approaches, extra=extra)
         fig.suptitle(f"{dataset}: runtime and rank error per batch, {backend.upper()}", y=1.03)
         fig.tight_layout()
     return fig
@@ -396,9 +218,9 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
     rows = df[df["experiment"].isin(["temporal", "random"])]
     backends = [b for b in ("gpu", "cpu") if b in set(rows["backend"])]
     if not backends:
-        return _message_figure("GPU vs CPU", "no temporal or random rows in results/summary.csv")
+        return message_figure("GPU vs CPU", "no temporal or random rows in results/summary.csv")
     experiments = [e for e in ("temporal", "random") if e in set(rows["experiment"])]
-    approaches = _approaches(rows)
+    approaches = approaches_in(rows)
     panels = [(e, v) for e in experiments for v in ("time_ms", "l1_error")]
     with plt.rc_context(RC):
         fig, axes = plt.subplots(len(backends), len(panels), figsize=(3.6 * len(panels), 3.1 * len(backends)),
@@ -409,10 +231,10 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
                 notes = _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
                                speedup=("dfp",) if v == "time_ms" else ())
                 _shade_below_mix(ax, sorted({f for fs in _below_mix(sel).values() for f in fs}))
-                _title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
+                panel_title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
                 ax.set_xlabel(f"batch size (fraction of |E_T| or |E|){LOG}")
                 ax.set_ylabel(("runtime (ms)" if v == "time_ms" else "L1 error") + LOG)
-        _legend(fig, approaches)
+        figure_legend(fig, approaches)
         title = "GPU vs CPU (geometric mean over graphs; DF-P speedup vs Static labelled)"
         if len(backends) == 1:
             other = "gpu" if backends[0] == "cpu" else "cpu"
@@ -431,7 +253,7 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
     """
     k = df[df["experiment"] == "kahn"]
     if k.empty:
-        return _message_figure("Kahn", "no kahn rows in results/summary.csv")
+        return message_figure("Kahn", "no kahn rows in results/summary.csv")
     means = k.groupby(["dataset", "backend"], sort=False).agg(
         time_ms=("time_ms", "mean"), levels=("iterations", "max"), processed=("affected", "max"),
         vertices=("vertices", "max")).reset_index()
@@ -446,7 +268,7 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
             pos = x - 0.4 + width * (j + 0.5)
             style = {"color": CYCLE[j], "hatch": CYCLE_HATCH[j], "edgecolor": "black", "linewidth": 0.4,
                      "label": b.upper()}
-            axes[0].bar(pos, _positive(sel["time_ms"].to_numpy()), width, **style)
+            axes[0].bar(pos, to_log_values(sel["time_ms"].to_numpy()), width, **style)
             axes[1].bar(pos, sel["levels"].to_numpy(), width, **style)
             for p, (_, r) in zip(pos, sel.iterrows()):
                 done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
@@ -459,13 +281,13 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
             ax.set_ylabel(label)
             ax.legend()
         axes[0].set_yscale("log")
-        _plain_log_ticks(axes[0])
+        plain_log_ticks(axes[0])
         axes[1].margins(y=0.35)  # room for the notes above the bars
         axes[1].yaxis.get_major_locator().set_params(integer=True)
         axes[0].set_title("Kahn runtime (graph without self-loops)")
         axes[1].set_title("levels until the frontier empties")
         fig.tight_layout()
-        _declutter(axes[1])
+        declutter(axes[1])
     return fig
 
 
@@ -491,7 +313,7 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
     """
     rows = _bench_rows(bench, "static_comparison")
     if rows.empty:
-        return _message_figure("Static PageRank: implementations compared", NO_BENCH)
+        return message_figure("Static PageRank: implementations compared", NO_BENCH)
     rows = rows.assign(impl=rows["backend"].astype(str).str.upper() + " " + rows["variant"].fillna("").astype(str))
     means = rows.groupby(["dataset", "impl"], sort=False)["time_ms"].mean().reset_index()
     datasets = list(dict.fromkeys(means["dataset"]))
@@ -505,11 +327,11 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
             heights = np.append(sel.to_numpy(), geometric_mean(sel.dropna()))
             # past the palette, colours repeat with a denser hatching so every implementation stays distinct
             hatch = CYCLE_HATCH[j % len(CYCLE)] if j < len(CYCLE) else (CYCLE_HATCH[j % len(CYCLE)] or "|") * 2
-            ax.bar(x - 0.4 + width * (j + 0.5), _positive(heights), width, color=CYCLE[j % len(CYCLE)],
+            ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(heights), width, color=CYCLE[j % len(CYCLE)],
                    hatch=hatch, edgecolor="black", linewidth=0.4, label=impl)
         ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
         ax.set_yscale("log")
-        _plain_log_ticks(ax)
+        plain_log_ticks(ax)
         ax.set_ylabel(f"runtime (ms){LOG}")
         ax.set_title("Static PageRank runtime per graph")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
@@ -528,7 +350,7 @@ def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
     """
     rows = _bench_rows(bench, "partition_ablation")
     if rows.empty or "partition" not in rows.columns:
-        return _message_figure("Work partitioning", NO_BENCH)
+        return message_figure("Work partitioning", NO_BENCH)
     rows = rows.assign(variant=rows["variant"].fillna("").astype(str) if "variant" in rows.columns else "")
     keys = ["approach", "variant"]
     means = rows.groupby(["dataset", *keys, "partition"])["time_ms"].mean().reset_index()
@@ -586,7 +408,7 @@ def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
     """
     rows = _bench_rows(bench, "kahn")
     if rows.empty or "driver" not in rows.columns:
-        return _message_figure("Kahn's algorithm per driver", NO_BENCH)
+        return message_figure("Kahn's algorithm per driver", NO_BENCH)
     means = rows.groupby(["dataset", "driver"], sort=False).agg(
         time_ms=("time_ms", "mean"), vertices=("vertices", "max"), levels=("levels", "max")).reset_index()
     drivers = [d for d in KAHN_DRIVERS if d in set(means["driver"])]
@@ -606,10 +428,10 @@ def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
                 if sel.empty:
                     continue
                 label, colour, marker, line = _kahn_style(d, j)
-                ax.plot(sel["vertices"], _positive(sel["time_ms"].to_numpy()), line, color=colour, marker=marker,
+                ax.plot(sel["vertices"], to_log_values(sel["time_ms"].to_numpy()), line, color=colour, marker=marker,
                         label=label)
             ax.set_yscale("log")
-            _plain_log_ticks(ax)
+            plain_log_ticks(ax)
             ax.set_xlabel("vertices")
             ax.set_ylabel("runtime (ms)")
             levels = table.groupby("vertices")["levels"].max()
@@ -622,11 +444,11 @@ def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
             for j, d in enumerate(present):
                 label, colour, _, _ = _kahn_style(d, drivers.index(d))
                 sel = others[others["driver"] == d].set_index("dataset")["time_ms"].reindex(graphs)
-                ax.bar(x - 0.4 + width * (j + 0.5), _positive(sel.to_numpy()), width, color=colour,
+                ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(sel.to_numpy()), width, color=colour,
                        hatch=CYCLE_HATCH[j % len(CYCLE_HATCH)], edgecolor="black", linewidth=0.4, label=label)
             ax.set_xticks(x, graphs, rotation=20)
             ax.set_yscale("log")
-            _plain_log_ticks(ax)
+            plain_log_ticks(ax)
             ax.set_ylabel("runtime (ms)")
             ax.set_title("random DAGs and the bench graphs (CSR)")
             ax.set_ylim(top=ax.get_ylim()[1] * 30)  # headroom for the legend above the bars

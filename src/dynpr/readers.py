@@ -9,8 +9,6 @@ name the first malformed line.
 
 from __future__ import annotations
 
-import bz2
-import contextlib
 import functools
 import gzip
 import io
@@ -28,6 +26,7 @@ import pandas as pd
 from dynpr.errors import InputError, ParseError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.hostmem import check_host_fits
+from dynpr.tar_streams import archive_stem, check_member, open_tar_stream, tar_member_stream
 
 log = logging.getLogger("dynpr.readers")
 
@@ -444,99 +443,6 @@ def read_matrix_market(path: str | Path) -> EdgeData:
                     text_bytes=_stored_text_bound(path.stat().st_size, gzipped))
 
 
-def _archive_stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".tar.gz", ".tgz", ".tar"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
-
-
-#: Read size of the archive stream (tarfile's default, 10 KiB, costs a Python call per 10 KiB).
-_TAR_BUFSIZE = 1 << 20
-
-
-def _check_member(path: Path, member: tarfile.TarInfo) -> None:
-    """Refuse an absolute path, ``..`` traversal or a link leaving the folder (tarfile's ``data`` filter)."""
-    try:
-        # the data filter would silently strip a leading "/"; refuse instead
-        if member.name.startswith("/"):
-            raise tarfile.AbsolutePathError(member)
-        tarfile.data_filter(member, ".")
-    except tarfile.FilterError as err:
-        raise ParseError(f"{path}: unsafe archive member {member.name!r} ({err}); refusing to read it") from None
-
-
-#: leading bytes of the compressed streams an archive may come in, and the reader inflating each
-_COMPRESSED = ((b"\x1f\x8b", lambda fh: gzip.GzipFile(fileobj=fh)), (b"BZh", bz2.BZ2File),
-               (b"\xfd7zXZ\x00", lzma.LZMAFile))
-
-
-@contextlib.contextmanager
-def open_tar_stream(path: str | Path):
-    """A tar archive (plain, ``.gz``, ``.bz2`` or ``.xz``) opened for one forward pass, in stream mode.
-
-    The archive is inflated by the compression module's own reader, in pieces of the
-    read size: tarfile's ``r|*`` inflates each compressed read whole and copies what
-    is left of it on every read, which takes time quadratic in a highly compressed
-    member (hours for a few MB declaring GBs).
-    """
-    with open(path, "rb") as raw:
-        head = raw.read(6)
-        raw.seek(0)
-        opener = next((open_ for magic, open_ in _COMPRESSED if head.startswith(magic)), None)
-        with contextlib.ExitStack() as stack:
-            stream = stack.enter_context(opener(raw)) if opener is not None else raw
-            yield stack.enter_context(tarfile.open(fileobj=_PieceReader(stream), mode="r|", bufsize=_TAR_BUFSIZE))
-
-
-class _PieceReader:
-    """What is there of a stream at each read (``read1``), as tarfile's stream mode expects: a full
-    ``read`` would first inflate a whole piece past a truncation, failing before the member it cuts."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def read(self, size: int = -1) -> bytes:
-        return self.stream.read1(size) if size > 0 else self.stream.read()
-
-
-class _ForwardOnly(io.RawIOBase):
-    """A member of a tar read in stream mode, for readers that ask whether it can seek (pandas 2
-    wraps binary handles in ``TextIOWrapper``, which asks): tarfile's own member object raises
-    ``AttributeError`` there instead of answering no (CPython issue 124293)."""
-
-    def __init__(self, member):
-        self.member = member
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def readinto(self, buffer) -> int:
-        return self.member.readinto(buffer)
-
-
-@contextlib.contextmanager
-def _tar_member_stream(path: Path, name: str, tar: tarfile.TarFile | None = None, member=None):
-    """A binary stream of member ``name`` of the archive, gunzipped if it is ``.mtx.gz``.
-
-    With ``tar``/``member`` the member the caller's stream is at; otherwise a new
-    streaming pass over the archive up to that member.
-    """
-    with contextlib.ExitStack() as stack:
-        if tar is None:
-            tar = stack.enter_context(open_tar_stream(path))
-            member = next(m for m in tar if m.name == name)
-        raw = stack.enter_context(tar.extractfile(member))
-        if raw.peek(2)[:2] == b"\x1f\x8b":
-            yield stack.enter_context(gzip.GzipFile(fileobj=raw))
-        else:
-            yield stack.enter_context(io.BufferedReader(_ForwardOnly(raw), _TAR_BUFSIZE))
-
-
 def read_suitesparse_tar(path: str | Path) -> EdgeData:
     """Read the matrix of a SuiteSparse ``<name>.tar.gz`` (``<name>/<name>.mtx`` inside), streamed.
 
@@ -557,7 +463,7 @@ def read_suitesparse_tar(path: str | Path) -> EdgeData:
         When the header's entries would not fit the host's available memory.
     """
     path = Path(path)
-    stem = _archive_stem(path)
+    stem = archive_stem(path)
     wanted_names = (f"{stem}.mtx", f"{stem}.mtx.gz")
     matrices: list[str] = []
     text_bytes: dict[str, int] = {}
@@ -566,16 +472,16 @@ def read_suitesparse_tar(path: str | Path) -> EdgeData:
         # stream mode: one pass over the compressed data, no seeking
         with open_tar_stream(path) as tar:
             for member in tar:
-                _check_member(path, member)
+                check_member(path, member)
                 if not (member.isfile() and member.name.endswith((".mtx", ".mtx.gz"))):
                     continue
                 matrices.append(member.name)
                 text_bytes[member.name] = _stored_text_bound(member.size, member.name.endswith(".gz"))
                 if edges is None and Path(member.name).name in wanted_names:
                     # read the member where the stream is; naming a bad line takes a new pass
-                    edges = _read_mm(functools.partial(_tar_member_stream, path, member.name, tar, member),
+                    edges = _read_mm(functools.partial(tar_member_stream, path, member.name, tar, member),
                                      f"{path}:{member.name}", "archive",
-                                     reopen=functools.partial(_tar_member_stream, path, member.name),
+                                     reopen=functools.partial(tar_member_stream, path, member.name),
                                      text_bytes=text_bytes[member.name])
     except (tarfile.TarError, EOFError, zlib.error, OSError, lzma.LZMAError) as err:
         raise ParseError(f"{path}: corrupt or truncated archive ({err}); delete it and download again") from None
@@ -583,7 +489,7 @@ def read_suitesparse_tar(path: str | Path) -> EdgeData:
     if edges is not None and len(wanted) == 1:
         return edges
     if not wanted and len(matrices) == 1:
-        return _read_mm(functools.partial(_tar_member_stream, path, matrices[0]), f"{path}:{matrices[0]}", "archive",
+        return _read_mm(functools.partial(tar_member_stream, path, matrices[0]), f"{path}:{matrices[0]}", "archive",
                         text_bytes=text_bytes[matrices[0]])
     raise ParseError(f"{path}: expected one matrix {stem}/{stem}.mtx inside, found {matrices or 'no .mtx member'}")
 

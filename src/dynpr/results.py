@@ -30,8 +30,8 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from dynpr import APPROACHES
 from dynpr.atomic_files import atomic_path
+from dynpr.designs import APPROACHES
 from dynpr.errors import ResultsError
 
 #: Column order of every runs file and of the summary (README, "results/runs/{dataset}.csv").

@@ -37,23 +37,15 @@ import numpy as np
 from dynpr.backend import resolve_backend
 from dynpr.graph import OFFSET_DTYPE, VERTEX_DTYPE, Graph, merge_disjoint, unique_sorted
 from dynpr.hostmem import check_host_fits
+from dynpr.rmat_stream import (EDGE_STREAM, FEISTEL_ROUNDS, GAMMA, GRAPH500_ABC, MASK64, MIX1,  # noqa: F401
+                               MIX2, PERM_STREAM, mix64, quadrant_thresholds, stream_base)
 
-#: Graph500 quadrant probabilities (d = 1 - a - b - c = 0.05)
-GRAPH500_ABC = (0.57, 0.19, 0.19)
 #: Graphs of at most this many drawn edges (scale 22 with edge factor 16 and below) come
 #: from one NumPy stream; larger ones from the counter-based stream, drawn in chunks of
 #: this many edges on the host by default.
 CHUNK_EDGES = 1 << 26
 #: Drawn edges per pass of the GPU generator by default (:mod:`dynpr.gpu.rmat`).
 DEVICE_CHUNK_EDGES = 1 << 28
-#: Rounds of the Feistel network of :func:`vertex_permutation` (4: a pseudo-random permutation).
-FEISTEL_ROUNDS = 4
-#: SplitMix64's increment (2**64 over the golden ratio, odd) and its finalizer's multipliers.
-GAMMA = 0x9E3779B97F4A7C15
-_MIX1, _MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
-_MASK64 = (1 << 64) - 1
-#: Stream tags: the edges' stream and the permutation's have keys derived from the seed apart.
-EDGE_STREAM, PERM_STREAM = 1, 2
 # Source-vertex ranges merged separately into the CSR.
 _BUCKETS = 64
 # Edges hashed at a time by the host twin: 2**16 keeps its uint64 scratch in L2 (2x
@@ -67,44 +59,18 @@ def _check(scale: int, abc, seed: int) -> None:
     a, b, c = abc
     if min(a, b, c) < 0 or a + b + c >= 1:
         raise ValueError(f"R-MAT probabilities a={a}, b={b}, c={c} must be >= 0 with a+b+c < 1")
-    if not 0 <= seed <= _MASK64:
+    if not 0 <= seed <= MASK64:
         raise ValueError(f"R-MAT seed {seed} out of range 0..2**64-1")
-
-
-def mix64(x: int) -> int:
-    """SplitMix64's finalizer of a 64-bit integer (a bijection of ``[0, 2**64)``)."""
-    x &= _MASK64
-    x = ((x ^ (x >> 30)) * _MIX1) & _MASK64
-    x = ((x ^ (x >> 27)) * _MIX2) & _MASK64
-    return x ^ (x >> 31)
-
-
-def stream_base(seed: int, stream: int) -> int:
-    """``k + GAMMA`` for the key ``k = mix64(mix64(seed) + stream*GAMMA)`` of a stream:
-    word ``i`` of the stream is ``mix64(base + i*GAMMA)``."""
-    key = mix64((mix64(seed) + stream * GAMMA) & _MASK64)
-    return (key + GAMMA) & _MASK64
-
-
-def quadrant_thresholds(abc: tuple[float, float, float] = GRAPH500_ABC) -> tuple[int, int, int]:
-    """Integer thresholds ``floor(p * 2**32)`` of the cumulative probabilities a, a+b, a+b+c.
-
-    A 32-bit uniform ``u`` picks quadrant ``(u >= T_a) + (u >= T_ab) + (u >= T_abc)``
-    (0 = a, 1 = b, 2 = c, 3 = d). Computed once in Python and passed to the kernels,
-    so host and device compare the same integers. Each is below ``2**32`` as a+b+c < 1.
-    """
-    a, b, c = abc
-    return tuple(int(p * 2.0**32) for p in (a, a + b, a + b + c))
 
 
 def _mix64_inplace(z: np.ndarray, tmp: np.ndarray) -> None:
     """:func:`mix64` of a uint64 array, in place (array arithmetic wraps mod 2**64)."""
     np.right_shift(z, np.uint64(30), out=tmp)
     z ^= tmp
-    z *= np.uint64(_MIX1)
+    z *= np.uint64(MIX1)
     np.right_shift(z, np.uint64(27), out=tmp)
     z ^= tmp
-    z *= np.uint64(_MIX2)
+    z *= np.uint64(MIX2)
     np.right_shift(z, np.uint64(31), out=tmp)
     z ^= tmp
 
@@ -132,12 +98,12 @@ def _counter_block(scale: int, first: int, src: np.ndarray, dst: np.ndarray, bas
                                                             work.shifted))
     # word e*H+j is mix64(base + (e*H + j)*GAMMA): the block's counters, then +GAMMA per word
     counter[:] = np.arange(first, first + k, dtype=np.uint64)
-    counter *= np.uint64(words * GAMMA & _MASK64)
+    counter *= np.uint64(words * GAMMA & MASK64)
     counter += np.uint64(base)
     src.fill(0)
     dst.fill(0)
     for j in range(words):
-        np.add(counter, np.uint64(j * GAMMA & _MASK64), out=z)
+        np.add(counter, np.uint64(j * GAMMA & MASK64), out=z)
         _mix64_inplace(z, tmp)
         halves = z.view(np.uint32)  # little-endian: [low, high] 32 bits of each word
         for level, u in ((2 * j, halves[1::2]), (2 * j + 1, halves[0::2])):
@@ -201,7 +167,7 @@ def _feistel(v: np.ndarray, scale: int, base: int) -> np.ndarray:
         high = scale - low
         lo = v & np.uint64((1 << low) - 1)
         z = lo * np.uint64(GAMMA)
-        z += np.uint64((base + (r << 32) * GAMMA) & _MASK64)
+        z += np.uint64((base + (r << 32) * GAMMA) & MASK64)
         _mix64_inplace(z, np.empty_like(z))
         z ^= v >> np.uint64(low)
         z &= np.uint64((1 << high) - 1)

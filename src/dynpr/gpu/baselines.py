@@ -1,7 +1,7 @@
 """The designs the default engine is measured against (every variant but ``classes`` and ``classes_sync``).
 
 Declared in :data:`dynpr.designs.VARIANTS` (``production=False``) and run
-through :func:`run`, which :func:`dynpr.gpu.pagerank.update` calls for them;
+through :func:`run`, which :func:`dynpr.gpu.pagerank._update` calls for them;
 the benchmark (``dynpr.bench``) compares them with the default. Kernels:
 ``kernels/baselines.cu``.
 
@@ -40,6 +40,7 @@ from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, default_bounds
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
 from dynpr.gpu.iterations import IterationLoop
+from dynpr.gpu.warm_up import tiny_case
 from dynpr.gpu.resident import upload
 from dynpr.pagerank.options import PageRankOptions
 
@@ -357,8 +358,6 @@ def _run(approach, g, g_old, batch, start_ranks, options, design) -> EngineRun:
 def _warm_up() -> None:
     """Every baseline, approach and partition level once on a tiny graph (see
     :func:`dynpr.gpu.pagerank._warm_up`)."""
-    from dynpr.gpu.pagerank import tiny_case
-
     g, g_old, batch, start = tiny_case()
     for design in VARIANTS.values():
         if design.production or design.fused:

@@ -15,6 +15,7 @@ import numpy as np
 
 from dynpr.designs import (BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, KEPT_ROWS,
                            WIDE_CLASS_BOUNDS)
+from dynpr.designs import relabels  # noqa: F401 (the engine's size rule, named here too)
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import DeviceGraph, grid_for, prefer_l1, resident_grid
 from dynpr.gpu.resident import upload
@@ -26,12 +27,6 @@ def class_bounds(n: int, l2_bytes: int) -> tuple[int, int, int]:
     device with ``l2_bytes`` of L2: :data:`WIDE_CLASS_BOUNDS` when the gathered
     contributions (8n bytes) exceed half the L2, else :data:`CLASS_BOUNDS`."""
     return WIDE_CLASS_BOUNDS if 8 * n > l2_bytes // 2 else CLASS_BOUNDS
-
-
-def relabels(n: int, l2_bytes: int) -> bool:
-    """Whether the default relabels a graph of n vertices (Static, ND, DF, DF-P): the same
-    size selector as :func:`class_bounds` (contributions, 8n bytes, over half the L2)."""
-    return 8 * n > l2_bytes // 2
 
 
 # Relabelling copies rows of up to RELABEL_ROW_LIMIT in-edges with 8 lanes each;

@@ -229,7 +229,7 @@ def kahn(graph, *, driver: str = "persistent"):
         For an unknown driver.
     """
     from dynpr.backend import device_name
-    from dynpr.kahn import KahnResult  # the CPU module owns the result type
+    from dynpr.kahn.cpu import KahnResult  # the CPU engine owns the result type
 
     if driver not in DRIVERS:
         raise ValueError(f"unknown Kahn driver {driver!r}; known: {sorted(DRIVERS)}")
@@ -260,7 +260,7 @@ def kahn(graph, *, driver: str = "persistent"):
 def kahn_dense(matrix, *, shared_memory: bool = False):
     """Kahn's algorithm on the GPU over a dense adjacency matrix (``matrix[u, v] != 0`` for an edge
     u -> v; a NumPy array of n x n bytes, uploaded untimed); the same result as :func:`kahn` on the
-    matrix's graph and as the CPU twin :func:`dynpr.kahn.kahn_dense`. ``shared_memory``: the
+    matrix's graph and as the CPU twin :func:`dynpr.kahn.cpu.kahn_dense`. ``shared_memory``: the
     report's shared-memory in-degree and removal kernels instead of its global-memory ones.
 
     Raises
@@ -273,7 +273,7 @@ def kahn_dense(matrix, *, shared_memory: bool = False):
         If ``matrix`` is not square.
     """
     from dynpr.backend import device_name
-    from dynpr.kahn import KahnResult
+    from dynpr.kahn.cpu import KahnResult
 
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"an adjacency matrix is square, got shape {matrix.shape}")

@@ -37,7 +37,7 @@ contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
 
 - ``static``, ``nd``: nothing; with ``classes`` on a graph it relabels (every approach)
-  (``relabel``: contributions over half the L2, :func:`dynpr.gpu.classes.relabels`)
+  (``relabel``: contributions over half the L2, :func:`dynpr.designs.relabels`)
   the relabelled in CSR, 1/d and starting ranks, 8(n+1) + 4m + 16n, the
   int64 degrees 8n, int32 new ids 4n and the sort's int64 keys and order 16n:
   8(n+1) + 4m + 44n; DT also the flags of its search in the original ids, n.
@@ -67,7 +67,8 @@ keeps ``reserve_bytes`` free for them.
 
 from __future__ import annotations
 
-from dynpr.designs import APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES, VARIANTS
+from dynpr.designs import (APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES, VARIANTS,
+                           relabels)
 from dynpr.hostmem import GIB
 
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
@@ -309,7 +310,6 @@ def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, a
         One line naming the plan's items, the peak and the free memory.
     """
     from dynpr.errors import DeviceMemoryError
-    from dynpr.gpu.classes import relabels
 
     if free_bytes is None:
         free_bytes = free_device_bytes()

@@ -42,14 +42,14 @@ import functools
 import numpy as np
 
 from dynpr.backend import device_name
-from dynpr.batches import Batch
 from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES,
                            STATIC_APPROACHES, KernelVariant, variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
 from dynpr.gpu.iterations import IterationLoop
-from dynpr.graph import Graph, on_device
+from dynpr.gpu.warm_up import tiny_case
+from dynpr.graph import on_device
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
 
@@ -119,21 +119,10 @@ def _warm_up() -> None:
     relabel.restore(relabel.start)
 
 
-@functools.cache
-def tiny_case():
-    """(graph, old graph, batch, starting ranks) of six vertices with a hub, on the device, for warm-ups."""
-    src = np.array([0, 1, 2, 3, 4, 5, 1, 2, 3], dtype=np.int32)
-    dst = np.array([1, 2, 3, 4, 5, 0, 0, 0, 0], dtype=np.int32)
-    old = Graph.from_edges(src, dst)
-    new = Graph.from_edges(src[1:], dst[1:], old.num_vertices)
-    batch = Batch(src[:1], dst[:1], np.empty(0, np.int32), np.empty(0, np.int32))
-    start = np.full(old.num_vertices, 1.0 / old.num_vertices)
-    return to_device(new), to_device(old), batch, start
-
-
-def update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
-           *, initial=None, pull_share: float | None = None) -> PageRankResult:
-    """Run one approach on the GPU; the same contract as ``dynpr.pagerank.update``.
+def _update(approach: str, old_graph, graph, batch, previous_ranks, options: PageRankOptions | None = None,
+            *, initial=None, pull_share: float | None = None) -> PageRankResult:
+    """Run one approach on the GPU; the contract of ``dynpr.pagerank.update``, which checked the inputs
+    (:func:`dynpr.pagerank.check_update_inputs`) and calls it (benchmarks call it for ``pull_share``).
 
     Parameters
     ----------
@@ -166,7 +155,7 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     Raises
     ------
     ValueError
-        For an unknown approach or variant, or ranks of the wrong length.
+        For an unknown variant, or one that does not compute the approach.
     RuntimeError
         If CuPy or a CUDA device is missing.
     MemoryError
@@ -174,8 +163,6 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
     dynpr.errors.ConvergenceError
         With ``options.raise_on_max_iterations`` when the run stopped at ``max_iterations``.
     """
-    if approach not in APPROACHES:
-        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
     options = options or PageRankOptions()
     design = declared(options.variant)
     n = graph.num_vertices
@@ -185,10 +172,6 @@ def update(approach: str, old_graph, graph, batch, previous_ranks, options: Page
         start = (loader.require_cupy() if resident else np).full(n, 1.0 / n)
     else:  # engines copy the start before writing to it; device ranks stay on the device
         start = given.astype(np.float64, copy=False) if on_device(given) else np.asarray(given, dtype=np.float64)
-    if start.shape != (n,):
-        raise ValueError(f"starting ranks have shape {start.shape}, the graph has {n} vertices")
-    if approach == "dt" and old_graph.num_vertices != n:
-        raise ValueError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
     # Only the paper's design searches the old graph for DT; the others find its reach in the new one.
     old_on_device = approach == "dt" and design.name == "partitioned"
     graphs = (graph, old_graph) if old_on_device else (graph,)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynpr import rmat
+from dynpr import rmat_stream
 from dynpr.designs import BLOCK
 from dynpr.graph import OFFSET_DTYPE, VERTEX_DTYPE, Graph
 from dynpr.gpu import loader, memory
@@ -138,9 +138,10 @@ def rmat_graph_gpu(scale: int, edge_factor: int, seed: int, abc: tuple[float, fl
     cupy = loader.require_cupy()
     kernels = loader.rmat_kernels()
     n, m = 1 << scale, edge_factor << scale
-    stream = (np.int64(m), np.int32(scale), np.int32(rmat.FEISTEL_ROUNDS),
-              np.uint64(rmat.stream_base(seed, rmat.EDGE_STREAM)), np.uint64(rmat.stream_base(seed, rmat.PERM_STREAM)),
-              *(np.uint32(t) for t in rmat.quadrant_thresholds(abc)))
+    stream = (np.int64(m), np.int32(scale), np.int32(rmat_stream.FEISTEL_ROUNDS),
+              np.uint64(rmat_stream.stream_base(seed, rmat_stream.EDGE_STREAM)),
+              np.uint64(rmat_stream.stream_base(seed, rmat_stream.PERM_STREAM)),
+              *(np.uint32(t) for t in rmat_stream.quadrant_thresholds(abc)))
     blocks = cupy.cuda.Device().attributes["MultiProcessorCount"]
     buckets = min(n, HIST_BUCKETS)
     bucket_shift = scale - buckets.bit_length() + 1

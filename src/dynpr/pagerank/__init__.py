@@ -2,9 +2,10 @@
 Dynamic Frontier (DF) and DF with Pruning (DF-P), after the paper *Efficient GPU
 Implementation of Static and Incrementally Expanding DF-P PageRank for Dynamic Graphs*.
 
-Every function here only resolves the backend and dispatches to an engine:
-:func:`dynpr.pagerank.cpu.update` (NumPy/SciPy) or ``dynpr.gpu.pagerank.update``
-(CuPy, imported only when asked for). Both implement the same semantics.
+Every function here checks its inputs (:func:`check_update_inputs`), resolves the backend and
+dispatches to an engine: ``dynpr.pagerank.cpu._update`` (NumPy/SciPy) or
+``dynpr.gpu.pagerank._update`` (CuPy, imported only when asked for). The engines are private:
+they trust what this module checked. Both implement the same semantics.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from dynpr import APPROACHES
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
-from dynpr.designs import REFERENCE_TOLERANCE
+from dynpr.designs import APPROACH, APPROACHES, REFERENCE_TOLERANCE
+from dynpr.errors import InputError
 from dynpr.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
-from dynpr.validate import check_update_inputs, finite_number
+from dynpr.validate import check_batch, check_rank_values, finite_number
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -28,9 +29,52 @@ __all__ = [
 ]
 
 
+def _check_shape(graph, name: str) -> int:
+    """O(1) consistency of a Graph handed to the library (full checks run where graphs are read)."""
+    if not isinstance(graph, Graph):
+        raise InputError(f"{name} must be a dynpr.graph.Graph, not {type(graph).__name__}")
+    n = graph.num_vertices
+    if n < 1 or len(graph.in_offsets) != n + 1 or len(graph.sources) != len(graph.targets) \
+            or int(graph.offsets[-1]) != len(graph.targets) or int(graph.in_offsets[-1]) != len(graph.sources):
+        raise InputError(f"{name}: inconsistent array lengths (offsets {len(graph.offsets)}, in_offsets "
+                         f"{len(graph.in_offsets)}, targets {len(graph.targets)}, sources {len(graph.sources)})")
+    return n
+
+
+def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, *, initial=None) -> None:
+    """Everything :func:`dynpr.pagerank.update` checks before any engine runs.
+
+    Raises
+    ------
+    InputError
+        For an unknown approach, a missing input, arrays of the wrong shape or
+        dtype, ranks that are not finite, or batch ids outside the graph (which
+        the GPU kernels would use as indices unchecked).
+    """
+    if approach not in APPROACH:
+        raise InputError(f"approach must be one of {APPROACHES}, got {approach!r}")
+    n = _check_shape(graph, "graph")
+    spec = APPROACH[approach]
+    if not spec.from_previous_ranks:
+        if initial is not None:
+            check_rank_values(initial, n, "initial")
+        return
+    check_rank_values(previous_ranks, n, "previous_ranks")
+    if spec.recomputes_all:
+        return
+    if not isinstance(batch, Batch):
+        raise InputError(f"approach {approach!r} needs the batch (a dynpr.batches.Batch)")
+    check_batch(batch, n)
+    if spec.reachability:
+        if old_graph is None:
+            raise InputError(f"approach {approach!r} needs the old graph")
+        if _check_shape(old_graph, "old_graph") != n:
+            raise InputError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
+
+
 def _engine(backend: str, graph: Graph):
     if resolve_backend(backend) == "gpu":
-        from dynpr.gpu.pagerank import update as gpu_update
+        from dynpr.gpu.pagerank import _update as gpu_update
 
         if graph.num_vertices and int(np.diff(graph.offsets).min()) == 0:
             # the kernels have no dangling-rank term: the paper's graphs have a self-loop on every vertex
@@ -38,7 +82,7 @@ def _engine(backend: str, graph: Graph):
                              "convention); run graphs with dangling vertices on the CPU backend")
 
         return gpu_update
-    from dynpr.pagerank.cpu import update as cpu_update
+    from dynpr.pagerank.cpu import _update as cpu_update
 
     return cpu_update
 
@@ -84,13 +128,13 @@ def update(
     dynpr.errors.InputError
         (a ``ValueError``) on an unknown approach or backend, or inputs that do
         not fit the graph: every check runs here, before any engine
-        (:func:`dynpr.validate.check_update_inputs`), so no engine sees a batch
+        (:func:`check_update_inputs`), so no engine sees a batch
         id outside the graph.
     dynpr.errors.NoGpuError
         (a ``RuntimeError``) if ``backend="gpu"`` and no GPU is usable.
     """
-    check_update_inputs(approach, old_graph, graph, batch, previous_ranks, approaches=APPROACHES)
-    if approach == "static":
+    check_update_inputs(approach, old_graph, graph, batch, previous_ranks)
+    if not APPROACH[approach].from_previous_ranks:
         old_graph = batch = previous_ranks = None
     return _engine(backend, graph)(approach, old_graph, graph, batch, previous_ranks, options)
 
@@ -120,7 +164,7 @@ def static(
     PageRankResult
         See :func:`update`.
     """
-    check_update_inputs("static", None, graph, None, None, initial=initial, approaches=APPROACHES)
+    check_update_inputs("static", None, graph, None, None, initial=initial)
     return _engine(backend, graph)("static", None, graph, None, None, options, initial=initial)
 
 

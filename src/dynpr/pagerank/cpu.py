@@ -19,23 +19,23 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import Batch
+from dynpr.designs import APPROACH
 from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
-from dynpr.validate import check_ranks
 from dynpr.errors import InputError
 
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
 
 
-def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | None,
-           previous_ranks: np.ndarray | None, options: PageRankOptions | None = None, *,
-           initial: np.ndarray | None = None) -> PageRankResult:
-    """Run one approach on the CPU; the contract of :func:`dynpr.pagerank.update`.
+def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | None,
+             previous_ranks: np.ndarray | None, options: PageRankOptions | None = None, *,
+            initial: np.ndarray | None = None) -> PageRankResult:
+    """Run one approach on the CPU; the contract of :func:`dynpr.pagerank.update`, which checked the
+    inputs (:func:`dynpr.pagerank.check_update_inputs`) and is the only caller.
 
     Parameters
     ----------
@@ -51,23 +51,19 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
 
     Raises
     ------
-    ValueError
-        On an unknown approach, a missing input, or arrays of the wrong length.
+    InputError
+        For an approach other than Static and ND on a graph with dangling vertices.
     """
     options = options or PageRankOptions()
-    if approach not in APPROACHES:
-        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
+    spec = APPROACH[approach]
     n = graph.num_vertices
-    if n == 0:
-        raise ValueError("PageRank of a graph with no vertices is undefined")
     batch = batch.to_host() if batch is not None else None
-    if approach == "static":
-        start = check_ranks(initial, n, "initial") if initial is not None else np.full(n, 1.0 / n)
-    else:
-        start = check_ranks(previous_ranks, n, "previous_ranks")
+    given = previous_ranks if spec.from_previous_ranks else initial
+    # a copy: the caller's ranks are never modified
+    start = np.full(n, 1.0 / n) if given is None else np.array(given, dtype=np.float64)
     degree = np.diff(graph.offsets)
     dangling = np.flatnonzero(degree == 0)
-    if dangling.size and approach not in ("static", "nd"):
+    if dangling.size and not spec.recomputes_all:
         raise InputError(f"approach {approach!r} needs an out-edge on every vertex (the paper adds a self-loop "
                          f"to each); this graph has {dangling.size} dangling vertices: only static and nd run on it")
 
@@ -79,9 +75,9 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     inv_degree = 1.0 / np.maximum(degree, 1)  # dangling vertices have no out-edge to weight
     pull = sp.csr_array((inv_degree[graph.sources], graph.sources, in_offsets), shape=(n, n))
     t0 = t_mark = time.perf_counter()
-    if approach in ("static", "nd"):
+    if spec.recomputes_all:
         affected = None
-    elif approach == "dt":
+    elif spec.reachability:
         affected = marking.traversal_affected(old_graph, graph, batch)
     else:
         affected = marking.frontier_initial(graph, batch)
@@ -92,7 +88,7 @@ def update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | 
     else:
         ranks, iterations, converged, count = _iterate_affected(
             graph, pull, inv_degree, start, affected, options,
-            frontier=approach in ("df", "dfp"), pruned=approach == "dfp")
+            frontier=spec.flags.frontier, pruned=spec.flags.prune)
     t_end = time.perf_counter()
     # Like the GPU engine: mark_ms = initial marking (DT's BFS, DF's initial expansion);
     # per-iteration expansion belongs to compute_ms.

@@ -1,5 +1,5 @@
-"""Cycle detection with Kahn's algorithm, level-synchronous (the report "CUDA-Based Cycle Detection in
-Directed Graphs Using Kahn's Algorithm", section 5).
+"""Kahn's algorithm on the CPU (NumPy): the twin of :mod:`dynpr.gpu.kahn`, and the result type
+both return. :func:`dynpr.kahn.kahn` picks the engine.
 
 Each level removes every vertex whose in-degree has reached zero and decrements
 the in-degree of their out-neighbours (once per edge). The graph is a DAG when
@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynpr.backend import device_name, resolve_backend
+from dynpr.backend import device_name
 from dynpr.graph import VERTEX_DTYPE, Graph
 from dynpr.pagerank.marking import csr_gather
 
 
 @dataclass
 class KahnResult:
-    """Outcome of :func:`kahn`.
+    """Outcome of :func:`dynpr.kahn.kahn`.
 
     Attributes
     ----------
@@ -47,37 +47,8 @@ class KahnResult:
     device: str
 
 
-def kahn(graph: Graph, *, backend: str = "auto") -> KahnResult:
-    """Detect cycles with level-synchronous Kahn's algorithm.
-
-    Parameters
-    ----------
-    graph : Graph
-        The graph as given: a self-loop counts as a cycle, so pass
-        ``graph.without_self_loops()`` to ignore the loops PageRank adds.
-    backend : {"cpu", "gpu", "auto"}
-        Where to run; ``"gpu"`` uses ``dynpr.gpu.kahn.kahn``.
-
-    Returns
-    -------
-    KahnResult
-        DAG flag, processed vertices, levels, vertices left, time.
-
-    Raises
-    ------
-    ValueError
-        On an unknown backend.
-    RuntimeError
-        If ``backend="gpu"`` and no GPU is usable.
-    """
-    if resolve_backend(backend) == "gpu":
-        from dynpr.gpu.kahn import kahn as gpu_kahn
-
-        return gpu_kahn(graph)
-    return _kahn_cpu(graph)
-
-
-def _kahn_cpu(graph: Graph) -> KahnResult:
+def kahn(graph: Graph) -> KahnResult:
+    """Level-synchronous Kahn on the CSR (the contract of :func:`dynpr.kahn.kahn`, on the CPU)."""
     n = graph.num_vertices
     t0 = time.perf_counter()
     indegree = np.diff(graph.in_offsets)

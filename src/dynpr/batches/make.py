@@ -1,6 +1,4 @@
-"""Batch updates: edge deletions and insertions, how they are made and applied.
-
-The paper (section 5.1.4) makes two kinds of batches:
+"""Making batches (paper section 5.1.4): temporal slices and random 80/20 batches.
 
 * temporal slices (:func:`temporal_batches`): the first ``base_fraction`` of a
   graph's time-ordered temporal edges plus a self-loop on every vertex form the
@@ -10,90 +8,26 @@ The paper (section 5.1.4) makes two kinds of batches:
   uniformly random absent vertex pairs and deletions of uniformly chosen
   existing edges, each applied on its own to a static graph.
 
-Batch files (:func:`write_batches`, :func:`read_batches`) hold a sequence of
-batches as concatenated int32 arrays with int64 pointers, plus ``param_*``
-scalars recording what made them. :func:`apply_batch` applies a batch to a
-:class:`~dynpr.graph.Graph` by splicing the affected CSR rows (graph and
-transpose) in one pass; making and applying a batch never builds the int64
-keys of every edge, so host memory stays near the graph's own bytes.
+Making a batch never builds the int64 keys of every edge, so host memory stays near the
+graph's own bytes.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from dynpr.atomic_files import atomic_path
-from dynpr.errors import BatchError
-from dynpr.graph import (VERTEX_DTYPE, Graph, array_module, as_array, contains_sorted, edge_keys, on_device,
-                         row_lower_bound, rows_of_positions, splice_csr, to_host, unique_sorted)
-from dynpr.hostmem import check_host_fits
-from dynpr.validate import as_vertex_ids, check_batch, check_ids, graph_record, read_npz
+from dynpr.batches.batch import Batch, split_keys
+from dynpr.graph import (VERTEX_DTYPE, Graph, contains_sorted, edge_keys, on_device, row_lower_bound, rows_of_positions,
+                         to_host, unique_sorted)
+from dynpr.validate import check_ids
 
-_FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
-_POINTERS = ("del_ptr", "ins_ptr")
 # Most pairs drawn per rejection-sampling round: bounds memory on huge graphs.
 _MAX_DRAW = 1 << 22
-
-
-@dataclass(frozen=True, eq=False)
-class Batch:
-    """One batch update: int32 arrays of deleted and inserted edges.
-
-    Ids of any integer dtype are accepted and range-checked in that dtype
-    before the cast to int32, so a too-large id is refused, never wrapped.
-    The arrays are NumPy's, or CuPy's for a batch kept on the GPU
-    (:func:`dynpr.gpu.resident.to_resident_batch`).
-    """
-
-    del_src: np.ndarray
-    del_dst: np.ndarray
-    ins_src: np.ndarray
-    ins_dst: np.ndarray
-
-    def __post_init__(self):
-        for name in _FIELDS:
-            try:
-                object.__setattr__(self, name, as_vertex_ids(f"batch {name}", getattr(self, name)))
-            except ValueError as err:
-                raise BatchError(str(err)) from None
-        if len(self.del_src) != len(self.del_dst) or len(self.ins_src) != len(self.ins_dst):
-            raise BatchError("batch source and target arrays differ in length")
-
-    @classmethod
-    def empty(cls) -> "Batch":
-        """A batch with no deletions and no insertions."""
-        e = np.empty(0, dtype=VERTEX_DTYPE)
-        return cls(e, e, e, e)
-
-    def arrays(self) -> tuple:
-        """``(del_src, del_dst, ins_src, ins_dst)``."""
-        return tuple(getattr(self, name) for name in _FIELDS)
-
-    def to_host(self) -> "Batch":
-        """This batch with its arrays on the host (itself when they are)."""
-        if not any(on_device(a) for a in self.arrays()):
-            return self
-        return Batch(*(to_host(a) for a in self.arrays()))
-
-    @property
-    def deletions(self) -> int:
-        """Number of edge deletions."""
-        return len(self.del_src)
-
-    @property
-    def insertions(self) -> int:
-        """Number of edge insertions."""
-        return len(self.ins_src)
-
-
-# --------------------------------------------------------------------------- helpers
 
 
 def _first_occurrences(keys: np.ndarray) -> np.ndarray:
@@ -101,11 +35,6 @@ def _first_occurrences(keys: np.ndarray) -> np.ndarray:
     first = np.zeros(len(keys), dtype=bool)
     first[np.unique(keys, return_index=True)[1]] = True
     return first
-
-
-def _split_keys(keys: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
-    src, dst = array_module(keys).divmod(keys, np.int64(num_vertices))
-    return src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE)
 
 
 # --------------------------------------------------------------------------- temporal slices
@@ -541,254 +470,9 @@ def random_batch(graph: Graph, fraction: float, insert_share: float, rng: np.ran
     if deletions > non_loop:
         raise ValueError(f"cannot delete {deletions} edges: the graph has only {non_loop} non-self-loop edges")
     new = _sample_absent_pairs(graph, non_loop, insertions, rng)
-    ins_src, ins_dst = _split_keys(new, n)
+    ins_src, ins_dst = split_keys(new, n)
     ranks = _sorted_sample(non_loop, deletions, rng)
     # the rank-r non-loop edge sits at r plus the number of self-loops before it;
     # loop_pos[j] - j is the rank of the first non-loop edge after the j-th self-loop
     picked = ranks + np.searchsorted(loop_pos - np.arange(len(loop_pos)), ranks, side="right")
     return Batch(to_host(rows_of_positions(graph.offsets, picked)), to_host(graph.targets[picked]), ins_src, ins_dst)
-
-
-# --------------------------------------------------------------------------- files
-
-
-def _param_array(path, name: str, value) -> np.ndarray:
-    if not isinstance(value, (str, bool, int, float, np.integer, np.floating, np.bool_)):
-        raise TypeError(f"{path}: parameter {name}={value!r} is not a str, bool, int or float scalar")
-    return np.asarray(value)
-
-
-def write_batches(path: str | Path, batches: list[Batch], *, made_for: Graph, **params) -> None:
-    """Write a sequence of batches and the parameters that made them to ``.npz``, atomically.
-
-    Parameters
-    ----------
-    path : str or Path
-        Output file.
-    batches : list of Batch
-        At least one batch.
-    made_for : Graph
-        The graph the first batch applies to; its counts and sha256 are stored
-        (``param_graph_vertices``, ``param_graph_edges``, ``param_graph_sha256``)
-        so that the file is refused on another graph
-        (:func:`dynpr.validate.check_made_for`).
-    **params
-        Scalars (str, bool, int, float) stored as ``param_<name>``.
-
-    Notes
-    -----
-    The file holds int32 arrays ``del_src, del_dst, ins_src, ins_dst`` (all
-    batches concatenated) and int64 ``del_ptr, ins_ptr`` (k+1 each): batch
-    ``i``'s deletions are ``del_*[del_ptr[i]:del_ptr[i+1]]``. The same batches
-    and parameters give a byte-identical file.
-    """
-    if len(batches) == 0:
-        raise BatchError(f"{path}: a batch file holds at least one batch")
-    arrays = {name: np.concatenate([getattr(b, name) for b in batches]) for name in _FIELDS}
-    for name, count in (("del_ptr", "deletions"), ("ins_ptr", "insertions")):
-        ptr = np.zeros(len(batches) + 1, dtype=np.int64)
-        np.cumsum([getattr(b, count) for b in batches], out=ptr[1:])
-        arrays[name] = ptr
-    params = {**params, **graph_record(made_for)}
-    arrays.update({f"param_{k}": _param_array(path, k, v) for k, v in params.items()})
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
-
-
-def read_batches(path: str | Path) -> list[Batch]:
-    """Read the batches of a file written by :func:`write_batches`.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    InputError
-        If the file is not an ``.npz`` of the format (missing arrays, non-integer
-        ids or ids beyond int32, inconsistent pointers); a :class:`BatchError`
-        for a file of the right format with bad contents.
-    """
-    data = read_npz(path, "batch file")
-    missing = [n for n in _FIELDS + _POINTERS if n not in data]
-    if missing:
-        raise BatchError(f"{path}: not a batch file (missing {', '.join(missing)})")
-    arrays = {n: data[n] for n in _FIELDS + _POINTERS}
-    not_integer = [n for n in arrays if not np.issubdtype(arrays[n].dtype, np.integer)]
-    if not_integer:
-        raise BatchError(f"{path}: {', '.join(not_integer)} must hold integers, not {arrays[not_integer[0]].dtype}")
-    for name in _FIELDS:  # in the stored dtype, before any cast: an id beyond int32 is refused, not wrapped
-        try:
-            arrays[name] = as_vertex_ids(f"{path}: {name}", arrays[name])
-        except ValueError as err:
-            raise BatchError(str(err)) from None
-    del_ptr, ins_ptr = arrays["del_ptr"], arrays["ins_ptr"]
-    for ptr, name, fields in ((del_ptr, "del_ptr", ("del_src", "del_dst")), (ins_ptr, "ins_ptr", ("ins_src", "ins_dst"))):
-        if len(ptr) < 2 or ptr[0] != 0 or np.any(np.diff(ptr) < 0):
-            raise BatchError(f"{path}: {name} is not a pointer array from 0 (non-decreasing, 2 entries at least)")
-        for field in fields:  # every array, not only the first: an extra entry is never dropped
-            if len(arrays[field]) != ptr[-1]:
-                raise BatchError(f"{path}: {field} holds {len(arrays[field])} entries, its pointers {name} end at "
-                                 f"{int(ptr[-1])}")
-    if len(del_ptr) != len(ins_ptr):
-        raise BatchError(f"{path}: del_ptr and ins_ptr differ in length ({len(del_ptr)} vs {len(ins_ptr)})")
-    return [
-        Batch(
-            arrays["del_src"][del_ptr[i] : del_ptr[i + 1]],
-            arrays["del_dst"][del_ptr[i] : del_ptr[i + 1]],
-            arrays["ins_src"][ins_ptr[i] : ins_ptr[i + 1]],
-            arrays["ins_dst"][ins_ptr[i] : ins_ptr[i + 1]],
-        )
-        for i in range(len(del_ptr) - 1)
-    ]
-
-
-def read_batch_params(path: str | Path) -> dict:
-    """The ``param_*`` scalars of a batch file, names without the prefix, as Python values."""
-    return {k[len("param_"):]: v.item() for k, v in read_npz(path, "batch file").items() if k.startswith("param_")}
-
-
-def batch_file_edges(path: str | Path) -> int:
-    """Deletions plus insertions of the largest batch of a batch file, from its pointers alone (the
-    edge arrays stay unread: what a run must plan device memory for before reading them)."""
-    data = read_npz(path, "batch file")
-    if any(name not in data for name in _POINTERS):
-        raise BatchError(f"{path}: not a batch file (missing {', '.join(n for n in _POINTERS if n not in data)})")
-    del_ptr, ins_ptr = (np.asarray(data[name], dtype=np.int64) for name in _POINTERS)
-    if del_ptr.shape != ins_ptr.shape or del_ptr.size < 2:
-        raise BatchError(f"{path}: del_ptr and ins_ptr must have one entry per batch plus one")
-    return int((np.diff(del_ptr) + np.diff(ins_ptr)).max())
-
-
-# --------------------------------------------------------------------------- applying a batch
-
-
-class BatchWarning(UserWarning):
-    """A batch deleted a missing edge, inserted a present one, repeated an edge or deleted a self-loop."""
-
-
-@dataclass(frozen=True)
-class BatchReport:
-    """What :func:`apply_batch_with_report` did with each edge of a batch."""
-
-    deleted: int  # edges removed
-    inserted: int  # edges added
-    missing_deletions: int  # deletions of edges not in the graph (skipped)
-    present_insertions: int  # insertions of edges already in the graph after the deletions (skipped)
-    repeated_deletions: int  # deletions repeated within the batch (applied once)
-    repeated_insertions: int  # insertions repeated within the batch (applied once)
-    self_loop_deletions: int  # deletions of self-loops (never applied: every vertex keeps its self-loop)
-
-    @property
-    def skipped(self) -> int:
-        """Number of batch edges that changed nothing."""
-        return (self.missing_deletions + self.present_insertions + self.repeated_deletions
-                + self.repeated_insertions + self.self_loop_deletions)
-
-
-def apply_batch_with_report(graph: Graph, batch: Batch) -> tuple[Graph, BatchReport]:
-    """Apply a batch to a graph and report what was skipped.
-
-    Deletions come first, then insertions (E' = (E minus deletions) union
-    insertions), so an edge both deleted and inserted stays. Every vertex
-    keeps (or gets) its self-loop.
-
-    Parameters
-    ----------
-    graph : Graph
-        The graph before the update; not modified.
-    batch : Batch
-        Edges to delete and insert; ids must be below ``graph.num_vertices``.
-
-    Returns
-    -------
-    graph : Graph
-        The updated graph (CSR and transpose).
-    report : BatchReport
-        Counts of applied and skipped edges.
-    """
-    n = graph.num_vertices
-    check_batch(batch, n)
-    xp = array_module(graph.targets)
-    # the new CSR and transpose, plus splice_csr's scratch (kept columns, two masks)
-    if xp is np:
-        check_host_fits(graph.nbytes + 6 * graph.num_edges + 64 * (batch.deletions + batch.insertions),
-                        f"applying a batch to a graph of {graph.num_edges:,} edges")
-    # Every step runs where the graph is: on the device the batch is uploaded once and no
-    # batch-sized sort or search returns to the host (R-MAT 25 at fraction 0.1: ~56M edges).
-    del_src, del_dst, ins_src, ins_dst = (as_array(xp, a) for a in batch.arrays())
-    loops = del_src == del_dst
-    del_keys = edge_keys(del_src[~loops], del_dst[~loops], n)
-    del_unique = unique_sorted(del_keys)
-    del_src, del_dst = _split_keys(del_unique, n)
-    found, del_pos = graph.find_edges(del_src, del_dst)
-    del_src, del_dst, del_pos = del_src[found], del_dst[found], del_pos[found]
-
-    ins_unique = unique_sorted(edge_keys(ins_src, ins_dst, n))
-    ins_src, ins_dst = _split_keys(ins_unique, n)
-    # present after the deletions: an edge both deleted and inserted is deleted, then inserted again
-    present = graph.has_edges(ins_src, ins_dst) & ~contains_sorted(edge_keys(del_src, del_dst, n), ins_unique)
-    new = ins_unique[~present]
-    # every vertex keeps (or gets) its self-loop
-    loop_keys = xp.flatnonzero(graph.self_loop_positions < 0) * np.int64(n + 1)
-    added = unique_sorted(xp.concatenate([new, loop_keys]))
-    add_src, add_dst = _split_keys(added, n)
-
-    offsets, targets = splice_csr(graph.offsets, graph.targets, del_pos, add_src, add_dst)
-    # the transpose's order: by (target, source), one sort of unique keys
-    by_target = xp.argsort(edge_keys(del_dst, del_src, n))
-    _, in_del_pos = graph.find_in_edges(del_dst[by_target], del_src[by_target])
-    by_target = xp.argsort(edge_keys(add_dst, add_src, n))
-    in_offsets, sources = splice_csr(graph.in_offsets, graph.sources, in_del_pos,
-                                     add_dst[by_target], add_src[by_target])
-    report = BatchReport(
-        deleted=len(del_pos),
-        inserted=len(new),
-        missing_deletions=int(xp.count_nonzero(~found)),
-        present_insertions=len(ins_unique) - len(new),
-        repeated_deletions=len(del_keys) - len(del_unique),
-        repeated_insertions=batch.insertions - len(ins_unique),
-        self_loop_deletions=int(xp.count_nonzero(loops)),
-    )
-    return Graph(offsets, targets, in_offsets, sources, graph.vertex_ids), report
-
-
-def apply_batch(graph: Graph, batch: Batch, *, strict: bool = False) -> Graph:
-    """Apply a batch to a graph; every vertex keeps its self-loop.
-
-    Parameters
-    ----------
-    graph : Graph
-        The graph before the update; not modified.
-    batch : Batch
-        Edges to delete and insert (deletions first, see :func:`apply_batch_with_report`).
-    strict : bool
-        Raise instead of warning when a batch edge changes nothing.
-
-    Returns
-    -------
-    Graph
-        The updated graph.
-
-    Raises
-    ------
-    ValueError
-        In strict mode, if the batch deletes a missing edge or a self-loop,
-        inserts a present edge, or repeats an edge; always, if an id is out of range.
-
-    Warns
-    -----
-    BatchWarning
-        Outside strict mode, with the counts, when such edges were skipped.
-    """
-    updated, report = apply_batch_with_report(graph, batch)
-    if report.skipped:
-        message = (
-            f"batch edges skipped: {report.missing_deletions} deletions of missing edges, "
-            f"{report.self_loop_deletions} of self-loops, {report.repeated_deletions} repeated deletions, "
-            f"{report.present_insertions} insertions of present edges, "
-            f"{report.repeated_insertions} repeated insertions"
-        )
-        if strict:
-            raise ValueError(message)
-        warnings.warn(message, BatchWarning, stacklevel=2)
-    return updated
