@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from dynpr.designs import (BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, KEPT_ROWS,
-                           WIDE_CLASS_BOUNDS)
+                           KERNEL_STRUCTS, WIDE_CLASS_BOUNDS)
 from dynpr.gpu import loader
-from dynpr.gpu.device_graph import DeviceGraph, grid_for, prefer_l1, resident_grid
+from dynpr.gpu.device_graph import DeviceGraph, graph_args, grid_for, prefer_l1, resident_grid
 from dynpr.gpu.resident import upload
 from dynpr.pagerank.options import PageRankOptions
 
@@ -83,19 +83,18 @@ class Relabel:
         cupy, g, r, n = self.cupy, self.original, self.graph, self.original.n
         row_limit = row_limit or RELABEL_ROW_LIMIT
         order = hub_first_order(g.in_offsets)
-        self.kernels["relabel_vertices"](grid_for(n), (BLOCK,), (order, np.int32(n), g.in_offsets, g.inv_degree,
-                                                                 self.start, self.new_id, self.degree, r.inv_degree,
-                                                                 ranks))
+        self.kernels["relabel_vertices"](grid_for(n), (BLOCK,), (order, graph_args(g), self.start, self.new_id,
+                                                                 self.degree, r.inv_degree, ranks))
         cupy.cumsum(self.degree, out=r.in_offsets[1:])
-        self.kernels["relabel_rows"](grid_for(8 * n), (BLOCK,), (order, np.int32(n), g.in_offsets, g.sources,
-                                                                 self.new_id, r.in_offsets, r.sources,
-                                                                 np.int64(row_limit)))
+        rows = KERNEL_STRUCTS["RelabelArgs"].pack(order=order, rank=self.new_id, in_offsets=g.in_offsets,
+                                                  sources=g.sources, new_offsets=r.in_offsets,
+                                                  new_sources=r.sources, n=n)
+        self.kernels["relabel_rows"](grid_for(8 * n), (BLOCK,), (rows, np.int64(row_limit)))
         long_rows = cupy.flatnonzero(self.degree > row_limit)  # reads the count back
         if long_rows.size:
             last = cupy.cumsum((self.degree[long_rows] + RELABEL_CHUNK - 1) // RELABEL_CHUNK)
             self.kernels["relabel_long_rows"]((int(last[-1]),), (BLOCK,), (
-                order, long_rows, last, np.int32(long_rows.size), np.int64(RELABEL_CHUNK), g.in_offsets,
-                g.sources, self.new_id, r.in_offsets, r.sources))
+                rows, long_rows, last, np.int32(long_rows.size), np.int64(RELABEL_CHUNK)))
 
     def restore(self, ranks):
         """Ranks in the original ids from ranks in the relabelled ones."""
@@ -147,8 +146,11 @@ class ClassRanks:
         if self.listed:
             self.plan = cupy.zeros(CLASS_PLAN.words, dtype=cupy.int32)  # kernels/layouts.cuh, ClassPlan
             self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
-        else:  # the fused kernels take them, unused without lists
-            self.plan, self.ids = self.bounds_dev, self.bounds_dev
+        else:  # no lists: the kernels read neither
+            self.plan = self.ids = None
+        # kernels/layouts.cuh's GraphArgs and PlanArgs, the same for every launch of the run
+        self.graph_args = graph_args(graph)
+        self.plan_args = KERNEL_STRUCTS["PlanArgs"].pack(ids=self.ids, plan=self.plan, bounds=self.bounds_dev)
         self.kept_rows = 0
         self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
         if self.fuses_finish:
@@ -183,29 +185,25 @@ class ClassRanks:
         g = self.g
         if self.prepared_by_solve:
             return
+        # R -> C and C_other; no pointers where no contributions are written (not read then)
+        R, C, C_other = contributions or (None,) * 3
+        buffers = KERNEL_STRUCTS["RankBuffers"].pack(R=(R, None), C=(C, C_other))
         if self.listed:
-            R, C, C_other = contributions or (g.inv_degree,) * 3  # not written without contributions
             self.kernels["degree_classes"](grid_for(g.n), (BLOCK,), (
-                g.in_offsets, np.int32(g.n), self.bounds_dev, np.int32(len(self.lanes)), self.plan, self.ids,
-                np.int32(contributions is not None), R, g.inv_degree, C, C_other))
+                self.graph_args, self.plan_args, np.int32(len(self.lanes)), buffers,
+                np.int32(contributions is not None)))
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[CLASS_PLAN.span("count")][:len(self.lanes)].get()]
         elif contributions is not None:
-            R, C, C_other = contributions
-            self.kernels["contributions"](grid_for(g.n), (BLOCK,), (R, g.inv_degree, np.int32(g.n), C, C_other))
+            self.kernels["start_contributions"](grid_for(g.n), (BLOCK,), (self.graph_args, buffers))
 
-    def _fused_args(self, ranks, dv, dx, ever, scratch, state, pull_edges) -> tuple:
-        """Arguments of ``rank_fused`` (ranks = R, C, Rnew, Cnew; dx = dx_in, dx_out;
-        scratch = the change slots) or ``rank_persistent`` (ranks = R0, C0, R1, C1;
-        dx = dx0, dx1; scratch = the change slots, the work counters, the barriers'
-        arrival counters, the kept rows' capacity, whether the launch prepares, and the
-        batch sources it announces)."""
-        g, o = self.g, self.options
-        c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
-        tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
-        return ((self.ids, np.int32(g.n), self.plan, self.bounds_dev, g.in_offsets, g.sources, g.inv_degree, *ranks,
-                 dv, c0, alpha, tau_f, tau_p, g.offsets, g.targets, *dx, ever, *scratch, state,
-                 np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges)))
+    def solve_options(self, pull_edges):
+        """``SolveOptions`` (kernels/layouts.cuh) of the run's options, turning to pull after
+        ``pull_edges`` edges of push work."""
+        o = self.options
+        return KERNEL_STRUCTS["SolveOptions"].pack(
+            c0=(1.0 - o.alpha) / self.g.n, alpha=o.alpha, tau_f=o.frontier_tolerance, tau_p=o.prune_tolerance,
+            tau=o.tolerance, pull_edges=pull_edges, max_iterations=o.max_iterations)
 
     def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges,
               sources=None) -> None:
@@ -222,11 +220,15 @@ class ClassRanks:
         0.074 ms at 1e-5, Static 0.266-0.272 -> 0.262-0.267 ms; CollegeMsg Static 0.186 ->
         0.178-0.182 ms."""
         if sources is None:  # no batch edges: the pointers are not read
-            sources = (self.plan, self.plan, np.int32(0), self.plan, np.int32(0), np.int32(0), self.plan)
-        args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,
-                                (slots, work, arrivals, np.int32(self.kept_rows), np.int32(self.prepared_by_solve),
-                                 *sources), state, pull_edges)
-        self.kernels[self.fused_name]((self.grid,), (BLOCK,), args, shared_mem=4 * self.kept_rows)
+            sources = batch_args(None, None, None, 0, 0)
+        structs = KERNEL_STRUCTS
+        buffers = structs["RankBuffers"].pack(R=ranks, C=contributions)
+        flags = structs["FrontierBuffers"].pack(dv=dv, dx=dx, ever=ever)
+        scratch = structs["SolveScratch"].pack(slots=slots, work=work, arrivals=arrivals, state=state,
+                                               capacity=self.kept_rows, classify=int(self.prepared_by_solve))
+        self.kernels[self.fused_name]((self.grid,), (BLOCK,), (
+            self.graph_args, self.plan_args, buffers, flags, self.solve_options(pull_edges), scratch, sources),
+            shared_mem=4 * self.kept_rows)
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
@@ -235,14 +237,17 @@ class ClassRanks:
         pull_edges) instead of ``dn``: DF/DF-P expand their affected set themselves, turning
         from push to pull mode after an iteration whose push work exceeds pull_edges edges
         (``kernels/rank_vertex.cuh``, dynamic_vertex)."""
+        if self.fuses_finish:
+            dx_in, dx_out, ever, pull_edges = frontier
+            structs = KERNEL_STRUCTS
+            buffers = structs["RankBuffers"].pack(R=(R, Rnew), C=(C, Cnew))
+            flags = structs["FrontierBuffers"].pack(dv=dv, dx=(dx_in, dx_out), ever=ever)
+            self.kernels[self.fused_name]((self.grid,), (BLOCK,), (
+                self.graph_args, self.plan_args, buffers, flags, self.solve_options(pull_edges), delta, state))
+            return
         g, o = self.g, self.options
         c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
         tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
-        if self.fuses_finish:
-            dx_in, dx_out, ever, pull_edges = frontier
-            args = self._fused_args((R, C, Rnew, Cnew), dv, (dx_in, dx_out), ever, (delta,), state, pull_edges)
-            self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
-            return
         done = state[ITERATION_STATE.span("done")]
         for k, lanes in enumerate(self.lanes):
             count = self.counts[k]
@@ -254,6 +259,13 @@ class ClassRanks:
             self.kernels[self.names[k]](grid, (BLOCK,), (
                 ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
                 c0, alpha, tau_f, tau_p, delta, done))
+
+
+def batch_args(del_src, del_dst, ins_src, deletions: int, insertions: int, new_id=None):
+    """``BatchArgs`` (kernels/layouts.cuh) of a batch's device edge lists, renamed through
+    ``new_id`` where given (a relabelled graph)."""
+    return KERNEL_STRUCTS["BatchArgs"].pack(del_src=del_src, del_dst=del_dst, ins_src=ins_src, new_id=new_id,
+                                            num_del=deletions, num_ins=insertions, renamed=int(new_id is not None))
 
 
 def _units(counts) -> int:

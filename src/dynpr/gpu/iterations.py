@@ -28,11 +28,12 @@ import math
 
 import numpy as np
 
-from dynpr.designs import BLOCK, ITERATION_STATE
+from dynpr.designs import BLOCK, ITERATION_STATE, KERNEL_STRUCTS
 from dynpr.gpu import loader
+from dynpr.gpu.classes import batch_args
 from dynpr.gpu.resident import upload
-from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times,
-                                    resident_grid)
+from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, graph_args, grid_for,
+                                    phase_times, resident_grid)
 
 # Microseconds the device is held busy (kernel ``hold``) before a run's first event, longer
 # than the host takes to enqueue the launches up to the first host read (about 80 us of
@@ -139,16 +140,13 @@ class IterationLoop:
             self.expansion.expand(self.dn, self.dv, self.ever, self.done)
 
     def sources(self):
-        """The arguments of ``mark_sources`` but the contributions: the batch edges whose
-        sources DF/DF-P announce, where they pull from the start, or from which DT searches, and
-        whether and how to rename them (del_src, del_dst, deletions, ins_src, insertions,
-        renamed, new_id); else None."""
+        """``BatchArgs`` of the batch edges whose sources DF/DF-P announce, where they pull from
+        the start, or from which DT searches, renamed where the graph is relabelled; else None."""
         if not self.batch_to_solve:
             return None
         del_src, del_dst, ins_src = self.edges
-        new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
-        return (del_src, del_dst, np.int32(self.batch.deletions), ins_src, np.int32(self.batch.insertions),
-                np.int32(self.relabel is not None), new_id)
+        return batch_args(del_src, del_dst, ins_src, self.batch.deletions, self.batch.insertions,
+                          self.relabel.new_id if self.relabel else None)
 
     def marks(self) -> bool:
         """Whether :meth:`mark` launches anything: not where the solve's launch announces the
@@ -172,11 +170,12 @@ class IterationLoop:
                                                                      self.dv))
         elif self.announce:
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
-                *self.sources(), self.contrib[0], self.dv))
+                self.sources(), self.contrib[0], self.dv))
         elif self.fused:
+            flags = KERNEL_STRUCTS["FrontierBuffers"].pack(dv=self.dv, dx=(None, None), ever=self.ever)
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
-                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.pull_edges,
-                self.delta, self.state))
+                batch_args(del_src, del_dst, ins_src, nd, ni), graph_args(g), flags, self.pull_edges, self.delta,
+                self.state))
         else:
             self.kernels["mark_initial"](grid_for(int(nd) + int(ni)), (BLOCK,),
                                          (del_src, del_dst, nd, ins_src, ni, self.dv, self.dn, self.ever))
