@@ -37,6 +37,7 @@ import numpy as np
 
 from dynpr.designs import APPROACHES, BLOCK, CLASS_LANES, ITERATION_STATE, PARTITIONS, VARIANTS, KernelVariant
 from dynpr.gpu import loader
+from dynpr.gpu.buffers import PARTITION, PUSH, RunShape, allocate
 from dynpr.gpu.classes import ClassRanks, default_bounds
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
 from dynpr.gpu.iterations import IterationLoop
@@ -49,9 +50,8 @@ class Partition:
     take the thread-per-vertex kernel, ``ids[num_low:]`` the block-per-vertex one."""
 
     def __init__(self, cupy, n: int):
-        self.flag = cupy.empty(n, dtype=cupy.int32)
-        self.scan = cupy.empty(n, dtype=cupy.int32)
-        self.ids = cupy.empty(n, dtype=cupy.int32)
+        arrays = allocate(cupy, PARTITION, RunShape(n, 0))
+        self.flag, self.scan, self.ids = arrays["flag"], arrays["scan"], arrays["ids"]
         self.num_low = 0
 
     def compute(self, kernels, cupy, offsets, n: int, degree_switch: int) -> None:
@@ -223,7 +223,7 @@ class PushRanks:
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
         self.kernels, self.g, self.options = kernels, graph, options
-        self.acc = cupy.zeros(graph.n, dtype=cupy.float64)
+        self.acc = allocate(cupy, PUSH, RunShape(graph.n, 0))["accumulator"]
 
     def prepare(self, contributions=None) -> None:
         """Nothing to partition, and no contributions (``prc`` is False)."""

@@ -17,7 +17,7 @@ from dynpr.designs import (BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATI
                            KERNEL_STRUCTS, WIDE_CLASS_BOUNDS)
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import DeviceGraph, graph_args, grid_for, prefer_l1, resident_grid
-from dynpr.gpu.resident import upload
+from dynpr.gpu.buffers import CLASSES, RELABEL, RunShape, allocate, fill
 from dynpr.pagerank.options import PageRankOptions
 
 
@@ -71,11 +71,11 @@ class Relabel:
     def __init__(self, kernels, cupy, g: DeviceGraph, start):
         n, m = g.n, int(g.sources.size)
         self.kernels, self.cupy, self.original = kernels, cupy, g
-        self.graph = DeviceGraph(n, g.offsets, g.targets, cupy.zeros(n + 1, dtype=cupy.int64),
-                                 cupy.empty(m, dtype=cupy.int32), cupy.empty(n, dtype=cupy.float64))
-        self.start = upload(start, np.float64)
-        self.degree = cupy.empty(n, dtype=cupy.int64)
-        self.new_id = cupy.empty(n, dtype=cupy.int32)
+        arrays = allocate(cupy, RELABEL, RunShape(n, m, relabel=True))
+        self.graph = DeviceGraph(n, g.offsets, g.targets, arrays["in_offsets"], arrays["sources"],
+                                 arrays["inv_degree"])
+        self.start, self.degree, self.new_id = arrays["start"], arrays["degree"], arrays["new_id"]
+        fill(self.start, start)
 
     def prepare(self, ranks, row_limit: int | None = None) -> None:
         """Relabel the graph and write the relabelled starting ranks into ``ranks``
@@ -142,12 +142,13 @@ class ClassRanks:
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
         self.counts = [graph.n] * k
-        self.bounds_dev = cupy.asarray(np.array(self.bounds or (0,), dtype=np.int64))
-        if self.listed:
-            self.plan = cupy.zeros(CLASS_PLAN.words, dtype=cupy.int32)  # kernels/layouts.cuh, ClassPlan
-            self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
-        else:  # no lists: the kernels read neither
-            self.plan = self.ids = None
+        arrays = allocate(cupy, CLASSES, RunShape(graph.n, int(graph.sources.size), classes=k if self.listed else 0,
+                                                  bounds=max(len(self.bounds), 1)))
+        self.bounds_dev = arrays["bounds"]
+        fill(self.bounds_dev, np.array(self.bounds or (0,), dtype=np.int64))
+        # without lists the kernels read neither ids nor plan (kernels/layouts.cuh, ClassPlan)
+        self.plan = arrays.get("plan")
+        self.ids = arrays["ids"].reshape(k, graph.n) if self.listed else None
         # kernels/layouts.cuh's GraphArgs and PlanArgs, the same for every launch of the run
         self.graph_args = graph_args(graph)
         self.plan_args = KERNEL_STRUCTS["PlanArgs"].pack(ids=self.ids, plan=self.plan, bounds=self.bounds_dev)
