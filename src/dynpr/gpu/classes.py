@@ -42,8 +42,8 @@ RELABEL_ROW_LIMIT, RELABEL_CHUNK = 256, 2048
 
 def hub_first_order(in_offsets):
     """The vertices by descending in-degree (CuPy): vertex ``order[i]`` gets id ``i`` in the
-    relabelled graph. By out-degree measured the same on R-MAT scale 22 (H100, Static 39.6
-    against 39.7 ms), where the two degrees of a vertex go together."""
+    relabelled graph (by out-degree is no better where the two degrees of a vertex go
+    together: docs/dynamic.md, "Kernel structure")."""
     return loader.require_cupy().argsort(in_offsets[:-1] - in_offsets[1:])
 
 
@@ -62,11 +62,7 @@ class Relabel:
     the out CSR (DF and DF-P pull from the first iteration here; DT
     searches it in the original ids, then renames what it reached), so
     :attr:`graph` keeps the original one. :attr:`new_id` renames original
-    ids (a batch's).
-
-    Measured on the H100 (one run), Static on R-MAT scale 22:
-    46.4 ms without, 38.9 ms with relabelling (2.7 ms of it relabelling;
-    557 against 712 us per iteration), cuSPARSE 60.4 ms, 65 iterations each."""
+    ids (a batch's). What it gains: docs/dynamic.md, "Kernel structure"."""
 
     def __init__(self, kernels, cupy, g: DeviceGraph, start):
         n, m = g.n, int(g.sources.size)
@@ -159,9 +155,8 @@ class ClassRanks:
         if self.persistent and self.listed:
             # Blocks keep their unit for the solve where the units are no more than the blocks
             # the device holds: then the kernel with the kept path and shared memory for the kept
-            # rows, a block per unit, and the rest of the L1 left to the cache (H100,
-            # sx-mathoverflow Static: a block per unit instead of the resident grid 0.355 ->
-            # 0.321 ms, the L1 left over 0.283 -> 0.271 ms); otherwise the swept kernel alone.
+            # rows, a block per unit, and the rest of the L1 left to the cache (fewer blocks to
+            # synchronise, more cache: docs/dynamic.md); otherwise the swept kernel alone.
             # The units are counted (a read back, untimed) only where ceil(n / BLOCK), their
             # fewest, does not already rule it out.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
@@ -214,12 +209,9 @@ class ClassRanks:
         kept units' barrier counters and the prologue's) start zeroed. Where
         ``prepared_by_solve`` the launch first does what :meth:`prepare` and ``mark_sources``
         do elsewhere: ``contributions[0]`` must then start zeroed, and ``sources`` are
-        ``mark_sources``' arguments but the contributions and flags (DF/DF-P announce the
-        sources, DT searches from them; None: no batch).
-        Measured on the H100 against those launches of their own (commit 1a91359;
-        sx-mathoverflow, temporal, 40 batches, medians, two rounds each): DF-P 0.076-0.080 ->
-        0.074 ms at 1e-5, Static 0.266-0.272 -> 0.262-0.267 ms; CollegeMsg Static 0.186 ->
-        0.178-0.182 ms."""
+        the batch edges of ``mark_sources`` (DF/DF-P announce the
+        sources, DT searches from them; None: no batch), a ``BatchArgs`` (:func:`batch_args`).
+        Launches and events less per solve (docs/dynamic.md, "Kept runs")."""
         if sources is None:  # no batch edges: the pointers are not read
             sources = batch_args(None, None, None, 0, 0)
         structs = KERNEL_STRUCTS

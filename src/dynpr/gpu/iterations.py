@@ -36,15 +36,14 @@ from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affecte
                                     phase_times, resident_grid)
 
 # Microseconds the device is held busy (kernel ``hold``) before a run's first event, longer
-# than the host takes to enqueue the launches up to the first host read (about 80 us of
-# Python for a whole-solve launch): the events then time the device's work, not the gaps
+# than the host takes to enqueue the launches up to the first host read (docs/dynamic.md,
+# "Timing the device's work"): the events then time the device's work, not the gaps
 # where it waited for the next launch, as a C++ host's launches would keep up with it.
 HOLD_US = 150
 
-# Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
-# about 14 iterations on sx-mathoverflow) needs one host read; each iteration
-# launched past convergence costs a launch whose blocks return at once (~2 us
-# on a small graph), a host read about 20 us. Even, so a replay ends on buffer 0.
+# Iterations per CUDA graph replay: 16, so that a typical dynamic run needs one host
+# read; an iteration launched past convergence costs a launch whose blocks return at
+# once, far less than a host read. Even, so a replay ends on buffer 0.
 GRAPH_ITERATIONS = 16
 
 
