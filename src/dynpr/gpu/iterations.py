@@ -166,7 +166,7 @@ class IterationLoop:
         if self.approach == "dt":
             kernel = loader.dt_reachable_kernel()
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
-                g.offsets, g.targets, del_src, del_dst, nd, ins_src, ni, np.int32(n), *self.bfs, self.reached))
+                graph_args(g), batch_args(del_src, del_dst, ins_src, nd, ni), *self.bfs, self.reached))
             if self.relabel:
                 self.kernels["rename_flags"](grid_for(n), (BLOCK,), (self.reached, self.relabel.new_id, np.int32(n),
                                                                      self.dv))
