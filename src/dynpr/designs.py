@@ -299,6 +299,8 @@ KERNEL_STRUCTS = {s.name: s for s in (
                  + (("num_del", "int", 1), ("num_ins", "int", 1), ("renamed", "int", 1))),
     KernelStruct("SolveScratch", _pointers("slots", "work", "arrivals", "state")
                  + (("capacity", "int", 1), ("classify", "int", 1))),
+    KernelStruct("ClassRange", (("ids", "pointer", 1), ("lo", "long long", 1), ("hi", "long long", 1),
+                                ("count", "int", 1))),
     KernelStruct("RelabelArgs", _pointers("order", "rank", "in_offsets", "sources", "new_offsets", "new_sources")
                  + (("n", "int", 1),)),
 )}

@@ -194,12 +194,8 @@ class ClassRanks:
             self.kernels["start_contributions"](grid_for(g.n), (BLOCK,), (self.graph_args, buffers))
 
     def solve_options(self, pull_edges):
-        """``SolveOptions`` (kernels/layouts.cuh) of the run's options, turning to pull after
-        ``pull_edges`` edges of push work."""
-        o = self.options
-        return KERNEL_STRUCTS["SolveOptions"].pack(
-            c0=(1.0 - o.alpha) / self.g.n, alpha=o.alpha, tau_f=o.frontier_tolerance, tau_p=o.prune_tolerance,
-            tau=o.tolerance, pull_edges=pull_edges, max_iterations=o.max_iterations)
+        """:func:`solve_options` of the run."""
+        return solve_options(self.options, self.g.n, pull_edges)
 
     def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges,
               sources=None) -> None:
@@ -238,20 +234,33 @@ class ClassRanks:
             self.kernels[self.fused_name]((self.grid,), (BLOCK,), (
                 self.graph_args, self.plan_args, buffers, flags, self.solve_options(pull_edges), delta, state))
             return
-        g, o = self.g, self.options
-        c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
-        tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         done = state[ITERATION_STATE.span("done")]
+        buffers = KERNEL_STRUCTS["RankBuffers"].pack(R=(R, Rnew), C=(C, Cnew))
+        options = self.solve_options(-1.0)
         for k, lanes in enumerate(self.lanes):
             count = self.counts[k]
             if not count:
                 continue
-            ids = self.ids[k] if self.listed else g.sources  # unlisted kernels ignore the id array
             grid = (count,) if lanes == BLOCK else grid_for(count * lanes)
             lo, hi = self.ranges[k]
             self.kernels[self.names[k]](grid, (BLOCK,), (
-                ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
-                c0, alpha, tau_f, tau_p, delta, done))
+                class_range(self.ids[k] if self.listed else None, count, lo, hi), self.graph_args, buffers, dv, dn,
+                options, delta, done))
+
+
+def solve_options(options: PageRankOptions, n: int, pull_edges: float = -1.0):
+    """``SolveOptions`` (kernels/layouts.cuh) of ``options`` on n vertices, turning to pull after
+    ``pull_edges`` edges of push work (read by the fused kernels only)."""
+    o = options
+    return KERNEL_STRUCTS["SolveOptions"].pack(
+        c0=(1.0 - o.alpha) / n, alpha=o.alpha, tau_f=o.frontier_tolerance, tau_p=o.prune_tolerance,
+        tau=o.tolerance, pull_edges=pull_edges, max_iterations=o.max_iterations)
+
+
+def class_range(ids, count: int, lo: int, hi: int):
+    """``ClassRange`` (kernels/layouts.cuh): a class's ids (None: unlisted, every vertex up to
+    ``count`` whose degree is in (lo, hi])."""
+    return KERNEL_STRUCTS["ClassRange"].pack(ids=ids, lo=lo, hi=hi, count=count)
 
 
 def batch_args(del_src, del_dst, ins_src, deletions: int, insertions: int, new_id=None):

@@ -127,6 +127,17 @@ struct SolveScratch {
   int classify;
 };
 
+// One degree class of the baselines' class-per-launch kernels: its vertex ids
+// and their count (unlisted kernels walk vertices 0..count and keep those
+// whose degree is in (lo, hi]; the thread/block pairs of the partitioned
+// design read hi and lo respectively, the degree switch).
+struct ClassRange {
+  const int* ids;
+  long long lo;
+  long long hi;
+  int count;
+};
+
 // The relabelling's original and relabelled in-CSR: new_sources row i is
 // sources row order[i] renamed through rank.
 struct RelabelArgs {
