@@ -60,7 +60,7 @@ struct RankArgs {
 };
 
 // Vertex v's in-edges: positions [begin, end) of RankArgs::sources (the graph's
-// in-CSR, or a block's copy of its rows in shared memory: stage_unit).
+// in-CSR, or a block's copy of its rows in shared memory: keep_unit).
 struct Row {
   long long begin = 0, end = 0;
 };
