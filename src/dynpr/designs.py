@@ -18,6 +18,7 @@ against come from its companion reports on static GPU PageRank kernels
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 #: Approach codes: Static, Naive-dynamic, Dynamic Traversal, Dynamic Frontier, DF with Pruning.
@@ -252,10 +253,7 @@ class KernelStruct:
 
     def dtype(self):
         """The NumPy structured dtype with the C layout (aligned fields, padded size)."""
-        import numpy as np
-
-        return np.dtype([(field, C_TYPES[ctype], (count,)) if count > 1 else (field, C_TYPES[ctype])
-                         for field, ctype, count in self.fields], align=True)
+        return _struct_dtype(self)
 
     def pack(self, **values):
         """The struct as a one-element NumPy array; an array value (anything with ``.data.ptr``,
@@ -263,22 +261,32 @@ class KernelStruct:
         an array field. Every field must be given."""
         import numpy as np
 
-        missing = {field for field, _, _ in self.fields} ^ set(values)
-        if missing:
+        if len(values) != len(self.fields) or not all(field in values for field, _, _ in self.fields):
+            missing = {field for field, _, _ in self.fields} ^ set(values)
             raise TypeError(f"{self.name}: fields missing or unknown: {sorted(missing)}")
-        packed = np.zeros(1, dtype=self.dtype())
-
-        def address(value):
-            if value is None:
-                return 0
-            return value.data.ptr if hasattr(value, "data") and hasattr(value.data, "ptr") else value
-
+        row = []
         for field, ctype, count in self.fields:
             value = values[field]
             if ctype == "pointer":
-                value = [address(v) for v in value] if count > 1 else address(value)
-            packed[field] = value
-        return packed
+                value = tuple(_address(v) for v in value) if count > 1 else _address(value)
+            row.append(value)
+        return np.array([tuple(row)], dtype=self.dtype())
+
+
+@functools.lru_cache(maxsize=None)
+def _struct_dtype(struct: KernelStruct):
+    import numpy as np
+
+    return np.dtype([(field, C_TYPES[ctype], (count,)) if count > 1 else (field, C_TYPES[ctype])
+                     for field, ctype, count in struct.fields], align=True)
+
+
+def _address(value) -> int:
+    """A device address: 0 for None, ``value.data.ptr`` for a CuPy array, else the value itself."""
+    if value is None:
+        return 0
+    data = getattr(value, "data", None)
+    return data.ptr if hasattr(data, "ptr") else value
 
 
 def _pointers(*names: str) -> tuple[tuple[str, str, int], ...]:

@@ -148,6 +148,7 @@ class ClassRanks:
         # kernels/layouts.cuh's GraphArgs and PlanArgs, the same for every launch of the run
         self.graph_args = graph_args(graph)
         self.plan_args = KERNEL_STRUCTS["PlanArgs"].pack(ids=self.ids, plan=self.plan, bounds=self.bounds_dev)
+        self._solve_options = {}
         self.kept_rows = 0
         self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
         if self.fuses_finish:
@@ -194,8 +195,12 @@ class ClassRanks:
             self.kernels["start_contributions"](grid_for(g.n), (BLOCK,), (self.graph_args, buffers))
 
     def solve_options(self, pull_edges):
-        """:func:`solve_options` of the run."""
-        return solve_options(self.options, self.g.n, pull_edges)
+        """:func:`solve_options` of the run, packed once per ``pull_edges`` (a launch per
+        iteration would pack it again each time)."""
+        key = float(pull_edges)
+        if key not in self._solve_options:
+            self._solve_options[key] = solve_options(self.options, self.g.n, key)
+        return self._solve_options[key]
 
     def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges,
               sources=None) -> None:
