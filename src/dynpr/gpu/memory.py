@@ -287,8 +287,8 @@ def experiment_device_bytes(
         beyond the graph) and ``peak``.
     """
     n, m, b = int(num_vertices), int(num_edges), int(batch_edges)
-    graph = 16 * (n + 1) + 8 * m + 8 * n  # CSR, transpose, 1/d
-    new_graph = 16 * (n + 1) + 8 * (m + b) + 8 * n
+    graph = _kept_graph_bytes(n, m)  # CSR, transpose, 1/d
+    new_graph = _kept_graph_bytes(n, m + b)
     graphs = graph + new_graph + (new_graph if temporal else 0)
     # splice: one byte per new entry, ~7 per entry of a piece (an eighth of the edges); batch sorts and searches
     apply = (m + b) + 7 * -(-m // 8) + 64 * b
@@ -301,9 +301,17 @@ def experiment_device_bytes(
         need = device_bytes_needed(n, m + b, approach, batch_edges=b, partition=options.partition,
                                    max_iterations=options.max_iterations, variant=options.variant or "classes",
                                    relabel=relabel)
-        run = max(run, need - (16 * (n + 1) + 8 * (m + b) + 16 * n))  # its graph is the resident new one
+        # its graph is the resident new one
+        run = max(run, need - buffers.nbytes(buffers.GRAPH, buffers.RunShape(n, m + b)))
     peak = graphs + 8 * b + ranks + max(apply, run)
     return {"graphs": graphs, "apply": apply, "ranks": ranks, "run": run, "peak": peak}
+
+
+def _kept_graph_bytes(n: int, m: int) -> int:
+    """Bytes of a graph kept on the device between runs: :data:`dynpr.gpu.buffers.GRAPH` without the
+    upload's scratch."""
+    shape = buffers.RunShape(n, m)
+    return sum(buffers.nbytes((b,), shape) for b in buffers.GRAPH if not b.transient)
 
 
 def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, approaches, options, *,
