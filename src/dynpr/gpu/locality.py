@@ -127,6 +127,13 @@ def prepare(graph, *, l2_share: float = DEFAULT_L2_SHARE, width: int | None = No
     if needed + DEFAULT_RESERVE_BYTES > free:
         raise MemoryError(f"the segmented layout needs {needed / GIB:.2f} GiB on the GPU, {free / GIB:.2f} GiB "
                           f"free ({n} vertices, {m} edges, {num_segments(n, width)} segments)")
+    _warm_up()
+    return _build(cupy, g, width, order)
+
+
+def _build(cupy, g: DeviceGraph, width: int, order: str) -> DeviceLayout:
+    """:func:`prepare` after its checks, timed."""
+    n = g.n
     cupy.cuda.Device().synchronize()
     t0 = time.perf_counter()
     new_id, in_offsets, sources, inv_degree = None, g.in_offsets, g.sources, g.inv_degree
@@ -220,7 +227,6 @@ def solve(dl: DeviceLayout, options: PageRankOptions | None = None, start=None) 
     Event-timed phases: ``partition_ms`` maps the starting ranks into the layout's ids and writes
     their contributions, ``compute_ms`` the iterations and mapping the ranks back."""
     options = options or PageRankOptions()
-    _warm_up()
     n = dl.layout.n
     return SegmentedLoop(dl, options).run(np.full(n, 1.0 / n) if start is None else start)
 
@@ -254,11 +260,12 @@ def pagerank(approach: str, graph, previous_ranks=None, options: PageRankOptions
 
 @functools.cache
 def _warm_up() -> None:
-    """Compile and load the kernels and CuPy's scatter and gather once, untimed (a tiny graph,
-    two segments, both orders)."""
+    """Compile and load the kernels, the builder's CuPy kernels and the solve's scatter and gather
+    once, untimed (a tiny graph, two segments, both orders); every solve runs on a prepared layout,
+    so after this."""
     from dynpr.gpu.pagerank import tiny_case
 
-    g = tiny_case()[0]
+    cupy, g = loader.require_cupy(), tiny_case()[0]
     for order in ORDERS:
-        dl = prepare(g, width=4, order=order)
+        dl = _build(cupy, g, 4, order)
         SegmentedLoop(dl, PageRankOptions(max_iterations=3)).run(np.full(g.n, 1.0 / g.n))
