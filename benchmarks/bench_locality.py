@@ -41,9 +41,9 @@ from dynpr.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("device", "git_commit", "graph", "n", "m", "variant", "order", "l2_share", "segment_width", "segments",
-           "sub_rows", "layout_ms", "time_ms", "ms_per_iteration", "speedup_vs_default", "iterations",
-           "iterations_delta", "converged", "l1_vs_reference", "l1_ratio", "l1_vs_default", "peak_pool_bytes",
-           "layout_bytes_model")
+           "sub_rows", "edges_per_sub_row", "layout_ms", "time_ms", "ms_per_iteration", "speedup_vs_default",
+           "iterations", "iterations_delta", "converged", "l1_vs_reference", "l1_ratio", "l1_vs_default",
+           "peak_pool_bytes", "layout_bytes_model")
 
 
 def timed_runs(run, repeats: int):
@@ -93,6 +93,7 @@ def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
             l1 = l1_error(result.ranks, ref)
             rows.append({**base, "variant": "segmented", "order": order, "l2_share": share,
                          "segment_width": dl.layout.width, "segments": dl.segments, "sub_rows": dl.sub_rows,
+                         "edges_per_sub_row": m / dl.sub_rows,
                          "layout_ms": dl.layout_ms, "time_ms": ms, "ms_per_iteration": ms / result.iterations,
                          "speedup_vs_default": default_ms / ms, "iterations": result.iterations,
                          "iterations_delta": result.iterations - default.iterations, "converged": result.converged,
@@ -131,8 +132,8 @@ def main(argv=None) -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         table = pd.DataFrame(rows, columns=COLUMNS)
         write_csv_atomic(table, args.out)  # after every graph: a later one running out of time keeps these
-    shown = table[["graph", "variant", "order", "l2_share", "segments", "layout_ms", "time_ms", "ms_per_iteration",
-                   "speedup_vs_default", "iterations_delta", "l1_ratio", "peak_pool_bytes"]].copy()
+    shown = table[["graph", "variant", "order", "l2_share", "segments", "edges_per_sub_row", "layout_ms", "time_ms",
+                   "ms_per_iteration", "speedup_vs_default", "iterations_delta", "l1_ratio", "peak_pool_bytes"]].copy()
     shown["peak_pool_gib"] = shown.pop("peak_pool_bytes") / 2**30
     print(f"\n{args.out}")
     print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}"))

@@ -100,7 +100,8 @@ def test_relabelled_in_csr_is_the_renamed_graph():
     expected = Graph.from_edges(new_id[src], new_id[dst], graph.num_vertices)
     for v in (0, 1, 7, graph.num_vertices - 1):  # the same in-neighbours, in the original order
         mine = sources[offsets[v]:offsets[v + 1]]
-        np.testing.assert_array_equal(np.sort(mine), expected.sources[expected.in_offsets[v]:expected.in_offsets[v + 1]])
+        renamed = expected.sources[expected.in_offsets[v]:expected.in_offsets[v + 1]]
+        np.testing.assert_array_equal(np.sort(mine), renamed)
         old = np.flatnonzero(new_id == v)[0]
         np.testing.assert_array_equal(mine, new_id[graph.sources[graph.in_offsets[old]:graph.in_offsets[old + 1]]])
 
