@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import statistics
 from pathlib import Path
 
@@ -33,14 +34,15 @@ import pandas as pd
 from dynpr.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
 from dynpr.bench import gather_ms, require_gpu, run_script
-from dynpr.locality import ORDERS, layout_device_bytes
+from dynpr.locality import ORDERS, SHORT_EDGES, layout_device_bytes
 from dynpr.pagerank import l1_error, reference
 from dynpr.pagerank.options import PageRankOptions
 from dynpr.results import git_commit
 from dynpr.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]
-COLUMNS = ("device", "git_commit", "graph", "n", "m", "variant", "order", "l2_share", "segment_width", "segments",
+COLUMNS = ("device", "git_commit", "graph", "n", "m", "variant", "order", "l2_share", "short_edges", "segment_width",
+           "segments",
            "sub_rows", "edges_per_sub_row", "layout_ms", "time_ms", "ms_per_iteration", "speedup_vs_default",
            "iterations", "iterations_delta", "converged", "l1_vs_reference", "l1_ratio", "l1_vs_default",
            "peak_pool_bytes", "layout_bytes_model")
@@ -85,25 +87,24 @@ def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
     rows.append({**base, "variant": "gather_only", "time_ms": gather, "ms_per_iteration": gather,
                  "peak_pool_bytes": pool.peak})
 
-    for order in args.orders:
-        for share in args.shares:
-            pool.reset()
-            dl = locality.prepare(graph, l2_share=share, order=order)
-            ms, result = timed_runs(lambda: locality.pagerank("static", graph, layout=dl), args.repeats)
-            l1 = l1_error(result.ranks, ref)
-            rows.append({**base, "variant": "segmented", "order": order, "l2_share": share,
-                         "segment_width": dl.layout.width, "segments": dl.segments, "sub_rows": dl.sub_rows,
-                         "edges_per_sub_row": m / dl.sub_rows,
-                         "layout_ms": dl.layout_ms, "time_ms": ms, "ms_per_iteration": ms / result.iterations,
-                         "speedup_vs_default": default_ms / ms, "iterations": result.iterations,
-                         "iterations_delta": result.iterations - default.iterations, "converged": result.converged,
-                         "l1_vs_reference": l1, "l1_ratio": l1 / default_l1 if default_l1 else float("nan"),
-                         "l1_vs_default": l1_error(result.ranks, default.ranks), "peak_pool_bytes": pool.peak,
-                         "layout_bytes_model": layout_device_bytes(n, m, dl.segments, dl.sub_rows)})
-            log(f"{name} segmented {order} share {share:g}: {dl.segments} segments, {dl.sub_rows} sub-rows, layout "
-                f"{dl.layout_ms:.1f} ms, Static {ms:.2f} ms, {result.iterations} iterations")
-            del dl, result
-            gc.collect()
+    for order, short_edges, share in itertools.product(args.orders, args.short_edges, args.shares):
+        pool.reset()
+        dl = locality.prepare(graph, l2_share=share, order=order, short_edges=short_edges)
+        ms, result = timed_runs(lambda: locality.pagerank("static", graph, layout=dl), args.repeats)
+        l1 = l1_error(result.ranks, ref)
+        rows.append({**base, "variant": "segmented", "order": order, "l2_share": share, "short_edges": short_edges,
+                     "segment_width": dl.layout.width, "segments": dl.segments, "sub_rows": dl.sub_rows,
+                     "edges_per_sub_row": m / dl.sub_rows, "layout_ms": dl.layout_ms, "time_ms": ms,
+                     "ms_per_iteration": ms / result.iterations,
+                     "speedup_vs_default": default_ms / ms, "iterations": result.iterations,
+                     "iterations_delta": result.iterations - default.iterations, "converged": result.converged,
+                     "l1_vs_reference": l1, "l1_ratio": l1 / default_l1 if default_l1 else float("nan"),
+                     "l1_vs_default": l1_error(result.ranks, default.ranks), "peak_pool_bytes": pool.peak,
+                     "layout_bytes_model": layout_device_bytes(n, m, dl.segments, dl.sub_rows, short_edges)})
+        log(f"{name} segmented {order} share {share:g} short {short_edges}: {dl.segments} segments, "
+            f"{dl.sub_rows} sub-rows, layout {dl.layout_ms:.1f} ms, Static {ms:.2f} ms, {result.iterations} iterations")
+        del dl, result
+        gc.collect()
     del graph, default, ref
     gc.collect()
     cupy.get_default_memory_pool().free_all_blocks()
@@ -116,6 +117,8 @@ def main(argv=None) -> None:
     parser.add_argument("--shares", type=float, nargs="+", default=[0.25, 0.5, 1.0],
                         help="share of the L2 one segment's contributions take")
     parser.add_argument("--orders", nargs="+", choices=ORDERS, default=["hub"])
+    parser.add_argument("--short-edges", type=int, nargs="+", default=[SHORT_EDGES],
+                        help="sub-rows of more edges are summed by a warp per piece, shorter ones by a thread")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1, help="R-MAT seed (the catalog's rmat-S use 1)")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "locality.csv")
@@ -132,8 +135,9 @@ def main(argv=None) -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         table = pd.DataFrame(rows, columns=COLUMNS)
         write_csv_atomic(table, args.out)  # after every graph: a later one running out of time keeps these
-    shown = table[["graph", "variant", "order", "l2_share", "segments", "edges_per_sub_row", "layout_ms", "time_ms",
-                   "ms_per_iteration", "speedup_vs_default", "iterations_delta", "l1_ratio", "peak_pool_bytes"]].copy()
+    shown = table[["graph", "variant", "order", "l2_share", "short_edges", "segments", "edges_per_sub_row", "layout_ms",
+                   "time_ms", "ms_per_iteration", "speedup_vs_default", "iterations_delta", "l1_ratio",
+                   "peak_pool_bytes"]].copy()
     shown["peak_pool_gib"] = shown.pop("peak_pool_bytes") / 2**30
     print(f"\n{args.out}")
     print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,12 @@ from test_gpu import GRAPHS, load  # noqa: E402
 from test_locality import hub_graph  # noqa: E402
 
 CASES = {**{name: (lambda name=name: load(name)) for name in GRAPHS}, "hubs": hub_graph}
+
+
+@functools.cache
+def cpu_static(name: str):
+    """The CPU engine's Static on a case (computed once: several tests compare with it)."""
+    return cpu_pagerank.update("static", None, CASES[name](), None, None, PageRankOptions())
 
 
 def width_for(graph, segments: int) -> int:
@@ -67,7 +75,7 @@ def test_segmented_static_is_the_cpu_engine(name, order, segments):
     # to 1), as every GPU design against the CPU engine (tests/test_gpu.py); iterations the same.
     graph = CASES[name]()
     width = width_for(graph, segments)
-    cpu = cpu_pagerank.update("static", None, graph, None, None, PageRankOptions())
+    cpu = cpu_static(name)
     twin = locality.static_segmented(graph, width=width, order=order)
     gpu = gpu_locality.pagerank("static", graph, width=width, order=order)
     assert gpu.iterations == cpu.iterations == twin.iterations
@@ -135,3 +143,15 @@ def test_bench_locality_writes_its_rows(tmp_path):
     segmented = table[table.variant == "segmented"]
     assert (segmented.segments > 1).all() and (segmented.iterations_delta == 0).all()
     assert (segmented.l1_ratio.between(0.99, 1.01)).all() and (table.time_ms > 0).all()
+
+
+@pytest.mark.parametrize("name", ("rmat14", "hubs"))
+@pytest.mark.parametrize("short_edges", (0, 4))
+def test_segmented_static_with_more_rows_in_pieces(name, short_edges):
+    # short_edges 0: every sub-row summed by warps in pieces; 4: most of them
+    graph, cpu = CASES[name](), cpu_static(name)
+    dl = gpu_locality.prepare(graph, width=width_for(graph, 8), short_edges=short_edges)
+    assert dl.layout.short_edges == short_edges and int(dl.layout.long_rows.size) > 0
+    gpu = gpu_locality.pagerank("static", graph, layout=dl)
+    assert gpu.iterations == cpu.iterations
+    assert l1_error(gpu.ranks, cpu.ranks) <= 1e-12

@@ -66,9 +66,10 @@ GRAPHS = {"hubs": hub_graph, "rmat12": rmat12, "CollegeMsg": college}
 
 @pytest.mark.parametrize("name", GRAPHS)
 @pytest.mark.parametrize("width", (32, 96, 1000, 1 << 20))
-def test_layout_is_the_direct_construction(name, width):
+@pytest.mark.parametrize("short_edges", (locality.SHORT_EDGES, 4))
+def test_layout_is_the_direct_construction(name, width, short_edges):
     graph = GRAPHS[name]()
-    layout = locality.build_layout(graph.in_offsets, graph.sources, width)
+    layout = locality.build_layout(graph.in_offsets, graph.sources, width, short_edges)
     sources, rows, offsets, segment_rows = direct_layout(graph.in_offsets, graph.sources, width)
     np.testing.assert_array_equal(layout.sources, sources)
     np.testing.assert_array_equal(layout.rows, rows)
@@ -76,7 +77,7 @@ def test_layout_is_the_direct_construction(name, width):
     np.testing.assert_array_equal(layout.segment_rows, segment_rows)
     assert layout.segments == -(-graph.num_vertices // width)
     lengths = np.diff(offsets)
-    long = np.flatnonzero(lengths > locality.SHORT_EDGES)
+    long = np.flatnonzero(lengths > short_edges)
     np.testing.assert_array_equal(layout.long_rows, long)
     np.testing.assert_array_equal(layout.segment_long, np.searchsorted(long, segment_rows))
     pieces = -(-lengths[long] // locality.PIECE_EDGES)
@@ -151,17 +152,18 @@ def test_segment_width():
 
 @pytest.mark.parametrize("name", GRAPHS)
 @pytest.mark.parametrize("width", (32, 1000))
-def test_device_bytes_bound_the_built_layout(name, width):
+@pytest.mark.parametrize("short_edges", (locality.SHORT_EDGES, 0))
+def test_device_bytes_bound_the_built_layout(name, width, short_edges):
     graph = GRAPHS[name]()
     n, m = graph.num_vertices, graph.num_edges
-    layout = locality.build_layout(graph.in_offsets, graph.sources, width)
+    layout = locality.build_layout(graph.in_offsets, graph.sources, width, short_edges)
     run = 52 * n + 48  # new ids, 1/d, two ranks and contributions, the accumulator, the loop state
     partial = 8 * int(layout.piece_row.size)
-    exact = locality.layout_device_bytes(n, m, layout.segments, rows=int(layout.rows.size)) - run
+    exact = locality.layout_device_bytes(n, m, layout.segments, int(layout.rows.size), short_edges) - run
     assert layout.nbytes + partial <= exact
     # what it over-counts: long rows and pieces at their bounds, not as built
-    slack = (12 * (layout.rows.size - layout.long_rows.size) + 12 * (m // 33 - layout.piece_row.size))
+    slack = (12 * (layout.rows.size - layout.long_rows.size) + 12 * (m // (short_edges + 1) - layout.piece_row.size))
     assert exact - (layout.nbytes + partial) == slack
-    assert locality.layout_device_bytes(n, m, layout.segments) >= exact + run
+    assert locality.layout_device_bytes(n, m, layout.segments, short_edges=short_edges) >= exact + run
     with pytest.raises(ValueError):
         locality.layout_device_bytes(n, m, 0)

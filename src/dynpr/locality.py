@@ -40,7 +40,8 @@ DEFAULT_L2_SHARE = 0.5
 #: Vertices per segment are a multiple of this (32 doubles: 256 bytes, whole cache lines).
 WIDTH_ALIGN = 32
 #: A sub-row of more edges than this is summed in pieces of PIECE_EDGES, a warp per piece; shorter
-#: ones take a thread each. 32: a warp's lanes each take at least one edge.
+#: ones take a thread each (the default; build_layout takes another). 32: a warp's lanes each take
+#: at least one edge.
 SHORT_EDGES = 32
 #: Edges per piece of a long sub-row (16 per lane of a warp).
 PIECE_EDGES = 512
@@ -69,6 +70,10 @@ def num_segments(n: int, width: int) -> int:
     return -(-n // width)
 
 
+#: The fields of :class:`SegmentLayout` that are numbers, not arrays.
+_SCALARS = ("n", "width", "short_edges")
+
+
 @dataclass
 class SegmentLayout:
     """The segmented in-CSR of one graph (NumPy or CuPy arrays; ids as the layout's order gives them).
@@ -76,18 +81,20 @@ class SegmentLayout:
     Attributes
     ----------
     n, width : vertices, and source ids per segment (segment s holds sources [s*width, (s+1)*width)).
+    short_edges : a sub-row of more edges than this is a long row, summed in pieces.
     segment_rows : int64 S+1, segment s's sub-rows are [segment_rows[s], segment_rows[s+1]).
     rows : int32 r, the destination of each sub-row (ascending within a segment).
     row_offsets : int64 r+1, each sub-row's edges in :attr:`sources`.
     sources : int32 m, the in-edges' sources, segment by segment, each sub-row in the in-CSR's order.
     segment_long : int64 S+1, segment s's long sub-rows are ``long_rows[segment_long[s]:segment_long[s+1]]``.
-    long_rows : int32 l, the sub-rows of more than :data:`SHORT_EDGES` edges.
+    long_rows : int32 l, the sub-rows of more than ``short_edges`` edges.
     piece_first : int64 l+1, long row j is summed in pieces [piece_first[j], piece_first[j+1]).
     piece_row : int32 p, the long row (index into long_rows) each piece belongs to.
     """
 
     n: int
     width: int
+    short_edges: int
     segment_rows: object
     rows: object
     row_offsets: object
@@ -104,19 +111,21 @@ class SegmentLayout:
     @property
     def nbytes(self) -> int:
         """Bytes of the layout's arrays."""
-        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name not in ("n", "width"))
+        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name not in _SCALARS)
 
     def arrays(self) -> dict:
         """The array fields by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("n", "width")}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SCALARS}
 
 
-def layout_device_bytes(n: int, m: int, segments: int, rows: int | None = None) -> int:
+
+def layout_device_bytes(n: int, m: int, segments: int, rows: int | None = None,
+                        short_edges: int = SHORT_EDGES) -> int:
     """Device bytes of a segmented Static/ND run beyond the graph itself, per this model:
 
     - the layout (:class:`SegmentLayout`): sources 4m, sub-row destinations 4r and offsets
-      8(r+1), segment bounds 16(S+1), long rows and their pieces at most 4r + 8(r+1) + 4m/33
-      (a long row has more than :data:`SHORT_EDGES` edges, a piece at least one of them),
+      8(r+1), segment bounds 16(S+1), long rows and their pieces at most 4r + 8(r+1) + 4m/(s+1)
+      (a long row has more than s = ``short_edges`` edges, a piece at least one of them),
       and the pieces' partial sums 8 per piece;
     - the run: hub-first new ids 4n and relabelled 1/d 8n, ranks and contributions (two of each)
       32n, the accumulator 8n, the loop state 48 bytes.
@@ -131,28 +140,28 @@ def layout_device_bytes(n: int, m: int, segments: int, rows: int | None = None) 
     ValueError
         On a negative count or no segment.
     """
-    if min(n, m) < 0 or segments < 1 or (rows is not None and rows < 0):
+    if min(n, m, short_edges) < 0 or segments < 1 or (rows is not None and rows < 0):
         raise ValueError(f"layout_device_bytes needs n, m, rows >= 0 and segments >= 1, got {n}, {m}, {segments}, "
                          f"{rows}")
     r = min(m, segments * n) if rows is None else rows
-    pieces = m // (SHORT_EDGES + 1)
+    pieces = m // (short_edges + 1)
     layout = 4 * m + 4 * r + 8 * (r + 1) + 16 * (segments + 1) + 4 * r + 8 * (r + 1) + 4 * pieces + 8 * pieces
     run = 4 * n + 8 * n + 32 * n + 8 * n + 48
     return layout + run
 
 
-def build_layout(in_offsets, sources, width: int) -> SegmentLayout:
-    """The segmented layout of an in-CSR, by segments of ``width`` source ids (NumPy or CuPy arrays:
-    the result lives where they are). One pass of array operations per segment, no loop per edge
-    or vertex.
+def build_layout(in_offsets, sources, width: int, short_edges: int = SHORT_EDGES) -> SegmentLayout:
+    """The segmented layout of an in-CSR, by segments of ``width`` source ids, sub-rows of more than
+    ``short_edges`` edges listed as long rows (NumPy or CuPy arrays: the result lives where they
+    are). One pass of array operations per segment, no loop per edge or vertex.
 
     Raises
     ------
     ValueError
-        For a width below 1.
+        For a width below 1 or a negative ``short_edges``.
     """
-    if width < 1:
-        raise ValueError(f"segment width must be >= 1, got {width}")
+    if width < 1 or short_edges < 0:
+        raise ValueError(f"segment width must be >= 1 and short_edges >= 0, got {width}, {short_edges}")
     xp = array_module(in_offsets)
     n, m = len(in_offsets) - 1, int(sources.size)
     segments = max(1, num_segments(n, width))
@@ -174,7 +183,7 @@ def build_layout(in_offsets, sources, width: int) -> SegmentLayout:
         del row_of_edge
         offsets.append(starts + filled)
         lengths = xp.diff(xp.concatenate((starts, xp.asarray([count], dtype=np.int64))))
-        long = xp.flatnonzero(lengths > SHORT_EDGES)
+        long = xp.flatnonzero(lengths > short_edges)
         longs.append((long + int(segment_rows[s])).astype(np.int32))
         firsts.append(-(-lengths[long] // PIECE_EDGES))
         segment_rows[s + 1] = segment_rows[s] + int(starts.size)
@@ -186,8 +195,8 @@ def build_layout(in_offsets, sources, width: int) -> SegmentLayout:
     total_pieces = int(piece_first[-1])
     piece_row = (xp.searchsorted(piece_first[1:], xp.arange(total_pieces, dtype=np.int64), side="right")
                  .astype(np.int32))
-    return SegmentLayout(n, width, xp.asarray(segment_rows), xp.concatenate(rows), row_offsets, out_sources,
-                         xp.asarray(segment_long), xp.concatenate(longs), piece_first, piece_row)
+    return SegmentLayout(n, width, short_edges, xp.asarray(segment_rows), xp.concatenate(rows), row_offsets,
+                         out_sources, xp.asarray(segment_long), xp.concatenate(longs), piece_first, piece_row)
 
 
 def hub_first_ids(in_offsets: np.ndarray) -> np.ndarray:

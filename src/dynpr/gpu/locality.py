@@ -93,20 +93,21 @@ def _launches(layout: SegmentLayout) -> tuple:
                                int(pieces[s]), int(pieces[s + 1] - pieces[s])) for s in range(layout.segments))
 
 
-def build_bytes(n: int, m: int, segments: int, order: str) -> int:
+def build_bytes(n: int, m: int, segments: int, order: str, short_edges: int = SHORT_EDGES) -> int:
     """Device bytes :func:`prepare` needs beyond the uploaded graph: the layout and run
     (:func:`dynpr.locality.layout_device_bytes` at its bound), the relabelled in-CSR and the
     relabelling's scratch while it is built (``order="hub"``: 8(n+1) + 4m + 36n), and the
     segment index of every edge plus one segment's positions and rows (4m + 17m at most)."""
     relabel = 8 * (n + 1) + 4 * m + 36 * n if order == "hub" else 0
-    return layout_device_bytes(n, m, segments) + relabel + 21 * m
+    return layout_device_bytes(n, m, segments, short_edges=short_edges) + relabel + 21 * m
 
 
 def prepare(graph, *, l2_share: float = DEFAULT_L2_SHARE, width: int | None = None, order: str = "hub",
-            l2_bytes: int | None = None) -> DeviceLayout:
+            l2_bytes: int | None = None, short_edges: int = SHORT_EDGES) -> DeviceLayout:
     """Build ``graph``'s segmented layout on the device (a :class:`dynpr.graph.Graph`, uploaded once,
     or a :class:`DeviceGraph`), ``width`` source ids per segment, unless given
-    :func:`dynpr.locality.segment_width` of ``l2_share`` of the device's L2 (or of ``l2_bytes``).
+    :func:`dynpr.locality.segment_width` of ``l2_share`` of the device's L2 (or of ``l2_bytes``);
+    sub-rows of more than ``short_edges`` edges are summed by warps in pieces.
     The wall time of the build, device synchronized at both ends, is ``layout_ms``.
 
     Raises
@@ -123,15 +124,15 @@ def prepare(graph, *, l2_share: float = DEFAULT_L2_SHARE, width: int | None = No
     n, m = g.n, int(g.sources.size)
     if width is None:
         width = segment_width(n, l2_bytes or cupy.cuda.Device().attributes["L2CacheSize"], l2_share)
-    needed, free = build_bytes(n, m, num_segments(n, width), order), free_device_bytes()
+    needed, free = build_bytes(n, m, num_segments(n, width), order, short_edges), free_device_bytes()
     if needed + DEFAULT_RESERVE_BYTES > free:
         raise MemoryError(f"the segmented layout needs {needed / GIB:.2f} GiB on the GPU, {free / GIB:.2f} GiB "
                           f"free ({n} vertices, {m} edges, {num_segments(n, width)} segments)")
     _warm_up()
-    return _build(cupy, g, width, order)
+    return _build(cupy, g, width, order, short_edges)
 
 
-def _build(cupy, g: DeviceGraph, width: int, order: str) -> DeviceLayout:
+def _build(cupy, g: DeviceGraph, width: int, order: str, short_edges: int = SHORT_EDGES) -> DeviceLayout:
     """:func:`prepare` after its checks, timed."""
     n = g.n
     cupy.cuda.Device().synchronize()
@@ -142,7 +143,7 @@ def _build(cupy, g: DeviceGraph, width: int, order: str) -> DeviceLayout:
         relabel.prepare(cupy.empty(n, dtype=cupy.float64))
         new_id, in_offsets, sources = relabel.new_id, relabel.graph.in_offsets, relabel.graph.sources
         inv_degree = relabel.graph.inv_degree
-    layout = build_layout(in_offsets, sources, width)
+    layout = build_layout(in_offsets, sources, width, short_edges)
     del in_offsets, sources
     if order == "hub":
         del relabel  # the relabelled in-CSR: the layout holds its edges now
@@ -175,8 +176,8 @@ class SegmentedLoop:
                 k["segment_gather"]((s.blocks,), (BLOCK,), (
                     lay.rows, lay.row_offsets, lay.sources, lay.long_rows, lay.piece_first, lay.piece_row,
                     self.contrib[a], np.int64(s.first_row), np.int64(s.row_count), np.int64(s.first_piece),
-                    np.int64(s.piece_count), np.int64(s.short_blocks), np.int64(SHORT_EDGES), np.int64(PIECE_EDGES),
-                    self.acc, self.partial, self.state))
+                    np.int64(s.piece_count), np.int64(s.short_blocks), np.int64(lay.short_edges),
+                    np.int64(PIECE_EDGES), self.acc, self.partial, self.state))
             if s.long_count:
                 k["segment_long_rows"](grid_for(s.long_count), (BLOCK,), (
                     lay.rows, lay.long_rows, lay.piece_first, self.partial, np.int64(s.first_long),
