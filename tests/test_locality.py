@@ -167,3 +167,21 @@ def test_device_bytes_bound_the_built_layout(name, width, short_edges):
     assert locality.layout_device_bytes(n, m, layout.segments, short_edges=short_edges) >= exact + run
     with pytest.raises(ValueError):
         locality.layout_device_bytes(n, m, 0)
+
+
+def test_layout_statistics_script(tmp_path):
+    import runpy
+
+    script = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "bench_locality_layout.py"))
+    out = tmp_path / "layout.csv"
+    script["main"](["--scales", "9", "--segments", "1", "4", "--out", str(out)])
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    assert list(zip(table.order, table.segments)) == [("hub", 1), ("hub", 4), ("given", 1), ("given", 4)]
+    one = table[table.segments == 1]
+    assert (one.sub_rows_per_vertex == 1).all() and (one.first_segment_edge_share == 1).all()
+    four = table[table.segments == 4]
+    assert (four.edges_per_sub_row < one.edges_per_sub_row.to_numpy()).all()
+    # hub-first ids put more of the edges' sources in the first segment than random ids
+    assert four.first_segment_edge_share.iloc[0] > four.first_segment_edge_share.iloc[1]

@@ -21,10 +21,11 @@ using dynpr::kWarps;
 // after them a piece of [first_piece, first_piece + piece_count) per warp,
 // piece k of a long sub-row being its edges [k * piece_edges, (k + 1) * piece_edges).
 extern "C" __global__ void __launch_bounds__(kBlock) segment_gather(
-    const int* rows, const long long* row_offsets, const int* sources, const int* long_rows,
-    const long long* piece_first, const int* piece_row, const double* C, long long first_row, long long row_count,
-    long long first_piece, long long piece_count, long long short_blocks, long long short_edges,
-    long long piece_edges, double* acc, double* partial, const IterationState* state) {
+    const int* __restrict__ rows, const long long* __restrict__ row_offsets, const int* __restrict__ sources,
+    const int* __restrict__ long_rows, const long long* __restrict__ piece_first, const int* __restrict__ piece_row,
+    const double* __restrict__ C, long long first_row, long long row_count, long long first_piece,
+    long long piece_count, long long short_blocks, long long short_edges, long long piece_edges,
+    double* __restrict__ acc, double* __restrict__ partial, const IterationState* state) {
   if (state->done) return;
   if (blockIdx.x < short_blocks) {
     const long long i = static_cast<long long>(blockIdx.x) * kBlock + threadIdx.x;
