@@ -33,6 +33,7 @@ extern "C" __global__ void __launch_bounds__(kBlock) segment_gather(
     const long long begin = row_offsets[first_row + i], end = row_offsets[first_row + i + 1];
     if (end - begin > short_edges) return;
     double c = 0.0;
+#pragma unroll 4  // independent gathers in flight; the additions keep their order
     for (long long e = begin; e < end; ++e) c += C[sources[e]];
     const int v = rows[first_row + i];
     acc[v] += c;
