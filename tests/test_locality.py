@@ -1,0 +1,187 @@
+"""CSR segmenting on the host (dynpr.locality): the layout builder against a direct construction, the
+Static twin against the CPU engine, and the device memory model against built layouts."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dynpr import locality
+from dynpr.graph import Graph
+from dynpr.pagerank import cpu as cpu_pagerank
+from dynpr.pagerank import l1_error
+from dynpr.pagerank.options import PageRankOptions
+from dynpr.rmat import rmat_edges
+
+EMBEDDED = Path(__file__).resolve().parents[1] / "datasets" / "embedded"
+
+
+@functools.cache
+def hub_graph() -> Graph:
+    """Random edges plus two hubs whose in-edges come from every segment, so that sub-rows
+    longer than one piece (PIECE_EDGES) and than SHORT_EDGES exist; self-loops added."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    src, dst = rng.integers(0, n, 20000), rng.integers(0, n, 20000)
+    hubs_src = np.concatenate((np.arange(n), np.arange(0, n, 3)))
+    hubs_dst = np.concatenate((np.full(n, 17), np.full(len(range(0, n, 3)), 2500)))
+    return Graph.from_edges(np.concatenate((src, hubs_src)), np.concatenate((dst, hubs_dst)), n)
+
+
+@functools.cache
+def rmat12() -> Graph:
+    return Graph.from_edges(*rmat_edges(12, 16, seed=5))
+
+
+@functools.cache
+def college() -> Graph:
+    import pandas as pd
+
+    table = pd.read_csv(EMBEDDED / "CollegeMsg.txt.gz", sep=r"\s+", comment="#", header=None, usecols=[0, 1],
+                        dtype=np.int64)
+    return Graph.from_edges(table[0].to_numpy(), table[1].to_numpy())
+
+
+def direct_layout(in_offsets, sources, width):
+    """The layout by a different route: every edge as (segment, destination, position in the
+    in-CSR), sorted lexicographically; sub-rows are the distinct (segment, destination) pairs."""
+    n = len(in_offsets) - 1
+    dst = np.repeat(np.arange(n), np.diff(in_offsets))
+    seg = sources // width
+    order = np.lexsort((np.arange(sources.size), dst, seg))
+    pairs = np.stack((seg[order], dst[order]), axis=1)
+    first = np.ones(len(pairs), dtype=bool)
+    first[1:] = (pairs[1:] != pairs[:-1]).any(axis=1)
+    starts = np.flatnonzero(first)
+    segments = -(-n // width)
+    segment_rows = np.searchsorted(pairs[starts, 0], np.arange(segments + 1), side="left")
+    return sources[order], pairs[starts, 1], np.append(starts, len(order)), segment_rows
+
+
+GRAPHS = {"hubs": hub_graph, "rmat12": rmat12, "CollegeMsg": college}
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("width", (32, 96, 1000, 1 << 20))
+@pytest.mark.parametrize("short_edges", (locality.SHORT_EDGES, 4))
+def test_layout_is_the_direct_construction(name, width, short_edges):
+    graph = GRAPHS[name]()
+    layout = locality.build_layout(graph.in_offsets, graph.sources, width, short_edges)
+    sources, rows, offsets, segment_rows = direct_layout(graph.in_offsets, graph.sources, width)
+    np.testing.assert_array_equal(layout.sources, sources)
+    np.testing.assert_array_equal(layout.rows, rows)
+    np.testing.assert_array_equal(layout.row_offsets, offsets)
+    np.testing.assert_array_equal(layout.segment_rows, segment_rows)
+    assert layout.segments == -(-graph.num_vertices // width)
+    lengths = np.diff(offsets)
+    long = np.flatnonzero(lengths > short_edges)
+    np.testing.assert_array_equal(layout.long_rows, long)
+    np.testing.assert_array_equal(layout.segment_long, np.searchsorted(long, segment_rows))
+    pieces = -(-lengths[long] // locality.PIECE_EDGES)
+    np.testing.assert_array_equal(np.diff(layout.piece_first), pieces)
+    np.testing.assert_array_equal(layout.piece_row, np.repeat(np.arange(long.size), pieces))
+
+
+def test_hub_graph_has_long_rows_of_several_pieces():
+    layout = locality.build_layout(hub_graph().in_offsets, hub_graph().sources, 1024)
+    assert (np.diff(layout.piece_first) > 1).any()
+    assert layout.long_rows.size > 0
+
+
+def test_relabelled_in_csr_is_the_renamed_graph():
+    graph = rmat12()
+    new_id = locality.hub_first_ids(graph.in_offsets)
+    offsets, sources = locality.relabelled_in_csr(graph, new_id)
+    degree = np.diff(offsets)
+    assert (degree[:-1] >= degree[1:]).all()  # hub-first
+    src, dst = graph.edges()
+    expected = Graph.from_edges(new_id[src], new_id[dst], graph.num_vertices)
+    for v in (0, 1, 7, graph.num_vertices - 1):  # the same in-neighbours, in the original order
+        mine = sources[offsets[v]:offsets[v + 1]]
+        renamed = expected.sources[expected.in_offsets[v]:expected.in_offsets[v + 1]]
+        np.testing.assert_array_equal(np.sort(mine), renamed)
+        old = np.flatnonzero(new_id == v)[0]
+        np.testing.assert_array_equal(mine, new_id[graph.sources[graph.in_offsets[old]:graph.in_offsets[old + 1]]])
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("order", locality.ORDERS)
+def test_twin_is_the_cpu_engine(name, order):
+    # Tolerance: the same terms summed in another order (by segment, then within a sub-row), so the
+    # ranks differ in their last bits only: L1 <= 1e-12 over ranks that sum to 1, as between the
+    # GPU and CPU engines (tests/test_gpu.py); the iterations are the same.
+    graph = GRAPHS[name]()
+    cpu = cpu_pagerank._update("static", None, graph, None, None, PageRankOptions())
+    twin = locality.static_segmented(graph, width=64, order=order)
+    assert twin.iterations == cpu.iterations
+    assert twin.converged
+    assert l1_error(twin.ranks, cpu.ranks) <= 1e-12
+
+
+def test_twin_runs_nd_from_previous_ranks():
+    graph = rmat12()
+    options = PageRankOptions(tolerance=1e-6)
+    previous = cpu_pagerank._update("static", None, graph, None, None, options).ranks
+    cpu = cpu_pagerank._update("nd", graph, graph, None, previous, PageRankOptions())
+    twin = locality.static_segmented(graph, width=256, start=previous)
+    assert twin.iterations == cpu.iterations < 60
+    assert l1_error(twin.ranks, cpu.ranks) <= 1e-12
+
+
+def test_twin_refuses_dangling_vertices_and_unknown_orders():
+    graph = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), 3, self_loops=False)
+    with pytest.raises(ValueError, match="out-edge"):
+        locality.static_segmented(graph, width=32)
+    with pytest.raises(ValueError, match="order"):
+        locality.static_segmented(rmat12(), width=32, order="rcm")
+
+
+def test_segment_width():
+    # 25 MiB of contributions: 3,276,800 vertices, a multiple of 32
+    assert locality.segment_width(1 << 26) == 3_276_800
+    assert locality.segment_width(1 << 26, share=0.25) == 1_638_400
+    assert locality.segment_width(1000) == 1024  # no more than the graph needs
+    assert locality.segment_width(1 << 26, l2_bytes=100) == locality.WIDTH_ALIGN
+    with pytest.raises(ValueError):
+        locality.segment_width(0)
+    assert locality.num_segments(1 << 22, locality.segment_width(1 << 22)) == 2
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("width", (32, 1000))
+@pytest.mark.parametrize("short_edges", (locality.SHORT_EDGES, 0))
+def test_device_bytes_bound_the_built_layout(name, width, short_edges):
+    graph = GRAPHS[name]()
+    n, m = graph.num_vertices, graph.num_edges
+    layout = locality.build_layout(graph.in_offsets, graph.sources, width, short_edges)
+    run = 52 * n + 48  # new ids, 1/d, two ranks and contributions, the accumulator, the loop state
+    partial = 8 * int(layout.piece_row.size)
+    exact = locality.layout_device_bytes(n, m, layout.segments, int(layout.rows.size), short_edges) - run
+    assert layout.nbytes + partial <= exact
+    # what it over-counts: long rows and pieces at their bounds, not as built
+    slack = (12 * (layout.rows.size - layout.long_rows.size) + 12 * (m // (short_edges + 1) - layout.piece_row.size))
+    assert exact - (layout.nbytes + partial) == slack
+    assert locality.layout_device_bytes(n, m, layout.segments, short_edges=short_edges) >= exact + run
+    with pytest.raises(ValueError):
+        locality.layout_device_bytes(n, m, 0)
+
+
+def test_layout_statistics_script(tmp_path):
+    import runpy
+
+    script = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "bench_locality_layout.py"))
+    out = tmp_path / "layout.csv"
+    script["main"](["--scales", "9", "--segments", "1", "4", "--out", str(out)])
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    assert list(zip(table.order, table.segments)) == [("hub", 1), ("hub", 4), ("given", 1), ("given", 4)]
+    one = table[table.segments == 1]
+    assert (one.sub_rows_per_vertex == 1).all() and (one.first_segment_edge_share == 1).all()
+    four = table[table.segments == 4]
+    assert (four.edges_per_sub_row < one.edges_per_sub_row.to_numpy()).all()
+    # hub-first ids put more of the edges' sources in the first segment than random ids
+    assert four.first_segment_edge_share.iloc[0] > four.first_segment_edge_share.iloc[1]
