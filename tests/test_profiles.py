@@ -186,7 +186,7 @@ def test_scale_dry_run_declares_the_memory_of_every_graph_holding_job():
             dataset = re.search(r"wildcards: dataset=(\S+)", block)[1]
             resources = dict(item.split("=", 1) for item in re.search(r"resources: (.*)", block)[1].split(", "))
             runs.append((dataset, resources))
-    assert len(runs) == 4
+    assert len(runs) == 5
     for dataset, res in runs:
         assert int(res["mem_mb"]) == mem_mb(job_bytes("run_experiment", get_dataset(dataset), fraction=0.1, gpu=True))
         assert int(res["gpu_mem_mb"]) > int(res["mem_mb"])  # both graphs of a batch and the run's buffers
