@@ -76,3 +76,12 @@ def test_jobs_scale_with_the_graph_and_the_batch():
 
 def test_mem_mb_rounds_up_in_megabytes():
     assert mem_mb(1) == 1 and mem_mb(10**6) == 1 and mem_mb(10**6 + 1) == 2 and mem_mb(0) == 1
+
+
+def test_bench_holds_its_largest_graph_or_report_matrix():
+    from dynpr.footprint import bench_bytes
+
+    small, big = dataset_counts(get_dataset("rmat-20")), dataset_counts(get_dataset("rmat-22"))
+    assert bench_bytes([small, big]) == bench_bytes([big]) > bench_bytes([small])
+    # the Kahn report's 40k matrix (1.6 GB) with 800M edges outweighs rmat-22
+    assert bench_bytes([big], [10_000, 40_000]) > 1.6e9 + 24 * 0.8e9 > bench_bytes([big])

@@ -92,6 +92,15 @@ def experiment_bytes(num_vertices: int, num_edges: int, batch_edges: int, gpu: b
     return PROCESS_BYTES + 2 * graph_bytes(n, m + batch_edges) + engine + 8 * batch_edges
 
 
+def bench_bytes(graphs, report_sizes=(), report_density: float = 0.5) -> int:
+    """Peak of ``bench`` (GPU only): the largest of its graphs checked, with its copy without self-loops
+    for Kahn (``graphs``: :class:`Counts`), or the largest of the Kahn report's dense matrices (n^2
+    bytes) with its CSR and transpose and the transpose's scratch (24 bytes per edge)."""
+    graph = max((load_bytes(c.vertices, c.edges) + graph_bytes(c.vertices, c.edges) for c in graphs), default=0)
+    dense = max((n * n + 24 * math.ceil(report_density * n * n) for n in report_sizes), default=0)
+    return PROCESS_BYTES + CUDA_PROCESS_BYTES + max(graph, dense)
+
+
 def mem_mb(nbytes: int) -> int:
     """Snakemake's ``mem_mb`` (megabytes, 10^6 bytes, as Snakemake counts them) for a peak of ``nbytes``."""
     return max(1, math.ceil(nbytes / 1e6))

@@ -22,6 +22,7 @@ rule bench:
     resources:
         gpu=1,
         timing=1,
+        mem_mb=bench_mem_mb,
     conda:
         "../envs/dynpr-gpu.yaml"
     script:

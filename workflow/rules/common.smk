@@ -275,6 +275,15 @@ def bench_rule_inputs(wildcards):
             "batches": list(dict.fromkeys(batches))}
 
 
+def bench_mem_mb(wildcards):
+    """`mem_mb` of rule bench: its largest graph or Kahn report matrix (dynpr.footprint.bench_bytes)."""
+    from dynpr.footprint import bench_bytes, dataset_counts, mem_mb
+
+    counts = [dataset_counts(catalog_dataset(d), gpu=True) for d in bench_graph_names()]
+    bench = config["bench"]
+    return mem_mb(bench_bytes(counts, bench.get("kahn_report_sizes", ()), bench.get("kahn_report_density", 0.5)))
+
+
 # The tables of rule bench that the bench figures plot.
 BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv",
                 "results/bench/kahn.csv")
