@@ -64,7 +64,7 @@ def test_csv_round_trip_keeps_values_and_dtypes(tmp_path):
     back = read_csv(path)
     assert list(back.columns) == list(COLUMNS)
     assert dict(back.dtypes.astype(str)) == {c: ("object" if t == "object" else t) for c, t in DTYPES.items()}
-    assert back.loc[1, "time_ms"] == 1 / 3  # exact: floats written with 17 digits
+    assert back.loc[1, "time_ms"] == 1 / 3  # exact: floats written as the shortest text that reads back
     assert back.loc[0, "variant"] == "" and back.loc[1, "variant"] == "prc"
     assert math.isnan(back.loc[1, "l1_error"])
     assert not list(path.parent.glob(".*tmp"))  # atomic write leaves no temporary behind
@@ -196,3 +196,12 @@ def test_git_commit_inside_and_outside_a_repository(tmp_path):
     assert results.git_commit(tmp_path) == head
     (tmp_path / "f").write_text("2")
     assert results.git_commit(tmp_path) == head + "+dirty"
+
+
+def test_floats_are_written_as_configured_and_read_back_exactly(tmp_path):
+    path = tmp_path / "runs.csv"
+    write_csv(to_frame([row(batch_fraction=1e-05, time_ms=0.1 + 0.2), row(batch_fraction=1e-07)]), path)
+    text = path.read_text()
+    assert "1e-05" in text and "1e-07" in text and "1.0000000000000001e-05" not in text
+    back = read_csv(path)
+    assert list(back["batch_fraction"]) == [1e-05, 1e-07] and back.loc[0, "time_ms"] == 0.1 + 0.2

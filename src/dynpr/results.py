@@ -194,10 +194,12 @@ def _coerce(df: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    """Write a results frame to ``path`` atomically (validated against the schema)."""
+    """Write a results frame to ``path`` atomically (validated against the schema). Floats are written
+    as Python writes them, the shortest text that reads back to the same double: a fraction of the
+    config's ``1.0e-5`` reads ``1e-05``, not ``1.0000000000000001e-05``."""
     df = _coerce(df, str(path))
     with atomic_path(path) as tmp:
-        df.to_csv(tmp, index=False, float_format="%.17g")
+        df.to_csv(tmp, index=False)
 
 
 def read_csv(path: str | Path, expected: Mapping[str, dict] | None = None) -> pd.DataFrame:
@@ -219,7 +221,7 @@ def read_csv(path: str | Path, expected: Mapping[str, dict] | None = None) -> pd
     """
     source = str(path)
     try:
-        df = pd.read_csv(path, dtype={c: str for c in _STRINGS}, keep_default_na=False,
+        df = pd.read_csv(path, dtype={c: str for c in _STRINGS}, keep_default_na=False, float_precision="round_trip",
                          na_values={c: ["", "nan", "NaN"] for c in COLUMNS if c not in _STRINGS})
     except pd.errors.EmptyDataError:
         raise ResultsError(f"{source}: empty file; {_rerun(source)}") from None

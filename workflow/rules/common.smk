@@ -276,7 +276,7 @@ def bench_rule_inputs(wildcards):
 
 
 def bench_mem_mb(wildcards):
-    """`mem_mb` of rule bench: its largest graph or Kahn report matrix (dynpr.footprint.bench_bytes)."""
+    """`mem_mb` of the bench job, from its largest graph or Kahn report matrix (dynpr.footprint.bench_bytes)."""
     from dynpr.footprint import bench_bytes, dataset_counts, mem_mb
 
     counts = [dataset_counts(catalog_dataset(d), gpu=True) for d in bench_graph_names()]
