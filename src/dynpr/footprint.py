@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: The interpreter with NumPy, SciPy, pandas and dynpr imported (measured: 83 MiB).
+#: The interpreter with NumPy, SciPy, pandas and dynpr imported (83 MiB measured on the 2-core machine).
 PROCESS_BYTES = 100 << 20
 #: Host memory of a CUDA context with CuPy and its kernels loaded.
 CUDA_PROCESS_BYTES = 600 << 20

@@ -40,16 +40,29 @@ def _data_offset(fh, info: zipfile.ZipInfo) -> int:
     return info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
 
 
+def _npy_header(fh, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) of the ``.npy`` array starting at ``fh``, by NumPy's own readers.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``.npy`` version or a header NumPy cannot parse; for an object dtype
+        (pickled data), with :data:`_PICKLED`'s message.
+    """
+    version = np.lib.format.read_magic(fh)
+    if version not in _HEADER_READERS:
+        raise ValueError(f"member {name}: .npy format version {version} is not supported")
+    shape, fortran, dtype = _HEADER_READERS[version](fh)
+    if dtype.hasobject:
+        raise ValueError(_PICKLED.format(name))
+    return shape, fortran, dtype
+
+
 def _mapped(path: Path, fh, info: zipfile.ZipInfo) -> np.ndarray:
     """A stored ``.npy`` member as a read-only memory map (its header parsed by NumPy's own reader)."""
     start = _data_offset(fh, info)
     fh.seek(start)
-    version = np.lib.format.read_magic(fh)
-    if version not in _HEADER_READERS:
-        raise ValueError(f"member {info.filename}: .npy format version {version} is not supported")
-    shape, fortran, dtype = _HEADER_READERS[version](fh)
-    if dtype.hasobject:
-        raise ValueError(_PICKLED.format(info.filename))
+    shape, fortran, dtype = _npy_header(fh, info.filename)
     offset = fh.tell()
     count = int(np.prod(shape, dtype=np.int64))
     if offset + count * dtype.itemsize > start + info.file_size:
@@ -111,17 +124,12 @@ def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...],
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
             with archive.open(info) as fh:
                 try:
-                    version = np.lib.format.read_magic(fh)
-                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-                    if read_header is None:
-                        raise ValueError(f"unsupported .npy version {version}")
-                    shape, _, dtype = read_header(fh)
+                    shape, _, dtype = _npy_header(fh, info.filename)
                 except ValueError as err:
+                    if str(err) == _PICKLED.format(info.filename):
+                        raise InputError(f"{path}: not a {what}: it holds Python objects (pickled data), which "
+                                         "dynpr never loads") from None
                     raise InputError(f"{path}: not a {what}: member {name!r} is not a NumPy array ({err})") from None
-                if dtype.hasobject:
-                    raise InputError(f"{path}: not a {what}: it holds Python objects (pickled data), which dynpr "
-                                     "never loads")
                 declared = math.prod(shape) * dtype.itemsize
                 stored = info.file_size - fh.tell()
             if declared != stored:

@@ -316,7 +316,7 @@ def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, a
         import cupy
 
         l2_bytes = cupy.cuda.Device().attributes["L2CacheSize"]
-    else:
+    else:  # planned for a given amount of memory (tests, a machine to come): relabel as on an H100's L2
         l2_bytes = 50 << 20
     plan = experiment_device_bytes(num_vertices, num_edges, batch_edges, approaches, options, repeat=repeat,
                                    temporal=temporal, relabel=relabels(num_vertices, l2_bytes))
