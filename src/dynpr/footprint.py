@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 #: The interpreter with NumPy, SciPy, pandas and dynpr imported (83 MiB measured on the 2-core machine).
 PROCESS_BYTES = 100 << 20
-#: Host memory of a CUDA context with CuPy and its kernels loaded.
+#: Host memory of a CUDA context with CuPy and its kernels loaded (what the H100 run jobs held beyond the
+#: graph, its check and the batch: docs/scaling.md).
 CUDA_PROCESS_BYTES = 600 << 20
 #: Scratch per edge of a chunk while a prepared graph is checked (:func:`dynpr.validate.check_graph`).
 CHECK_BYTES_PER_EDGE = 56
