@@ -42,6 +42,13 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/bench.smk"
 
 
+# Said when the plan is made (dry runs too): hours of CPU work are a choice to make knowingly.
+if _slow := slow_cpu_runs():
+    print(f"dynpr: on the CPU engine these experiments take at least {', '.join(_slow)} (one Static solve "
+          "costs ~1.4 ns per edge and iteration there); the GPU backend runs them in minutes (docs/scaling.md)",
+          file=sys.stderr)
+
+
 # Cheap rules run in the main Snakemake process, never as cluster jobs; download too,
 # since cluster nodes often have no internet access.
 localrules:

@@ -85,3 +85,12 @@ def test_bench_holds_its_largest_graph_or_report_matrix():
     assert bench_bytes([small, big]) == bench_bytes([big]) > bench_bytes([small])
     # the Kahn report's 40k matrix (1.6 GB) with 800M edges outweighs rmat-22
     assert bench_bytes([big], [10_000, 40_000]) > 1.6e9 + 24 * 0.8e9 > bench_bytes([big])
+
+
+def test_cpu_experiment_floor_counts_every_solve():
+    from dynpr.footprint import CPU_SECONDS_PER_EDGE_ITERATION, SOLVE_ITERATIONS, cpu_experiment_seconds
+
+    # 7 fractions x (5 approaches x (3 repeats + a warm-up) + 3 reference solves) full-graph solves
+    assert cpu_experiment_seconds(10**9, 7, 5, 3) == pytest.approx(
+        7 * 23 * SOLVE_ITERATIONS * 10**9 * CPU_SECONDS_PER_EDGE_ITERATION)
+    assert cpu_experiment_seconds(2 * 10**9, 7, 5, 3) == pytest.approx(2 * cpu_experiment_seconds(10**9, 7, 5, 3))

@@ -190,3 +190,10 @@ def test_scale_dry_run_declares_the_memory_of_every_graph_holding_job():
     for dataset, res in runs:
         assert int(res["mem_mb"]) == mem_mb(job_bytes("run_experiment", get_dataset(dataset), fraction=0.1, gpu=True))
         assert int(res["gpu_mem_mb"]) > int(res["mem_mb"])  # both graphs of a batch and the run's buffers
+
+
+def test_a_cpu_run_at_paper_scale_says_how_long_when_planned():
+    out = run_snakemake(["-n", "figures", "--configfile", "config/scale.yaml", "--config", "backend=cpu"], cwd=ROOT)
+    line = next(line for line in out.splitlines() if line.startswith("dynpr: on the CPU engine"))
+    assert "rmat-26-ef32 (" in line and " h)" in line and "GPU backend" in line
+    assert "dynpr: on the CPU engine" not in run_snakemake(["-n", "figures"], cwd=ROOT)  # the embedded graphs

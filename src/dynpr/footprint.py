@@ -48,6 +48,12 @@ BATCH_BYTES_PER_EDGE = 32
 #: The CPU engine's SciPy matrix (int32 indices and float64 values of the transpose) per edge, and its
 #: rank, contribution and flag vectors per vertex.
 CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX = 28, 96
+#: The CPU engine's Static time per edge and iteration: web-NotreDame (1.8M edges with self-loops,
+#: 78 iterations) took 195 ms, 1.4 ns, in the main job on the 2-core development machine. Graphs
+#: that do not fit the caches run slower: an estimate from it is a floor.
+CPU_SECONDS_PER_EDGE_ITERATION = 1.4e-9
+#: Iterations of a full-graph solve at paper scale (Static takes 53-64 on the R-MAT graphs).
+SOLVE_ITERATIONS = 60
 
 
 def graph_bytes(num_vertices: int, num_edges: int) -> int:
@@ -148,3 +154,12 @@ def job_bytes(rule: str, dataset, *, fraction: float = 0.0, gpu: bool = False) -
     if rule == "run_experiment":
         return experiment_bytes(c.vertices, c.edges, batch_edges, gpu)
     raise ValueError(f"no memory model for rule {rule!r}")
+
+
+def cpu_experiment_seconds(num_edges: int, fractions: int, approaches: int, repeat: int) -> float:
+    """A floor on ``run_experiment``'s time on the CPU engine: per fraction every approach's warm-up and
+    ``repeat`` timed runs and the reference (about three Static solves), each counted as a full-graph
+    solve of :data:`SOLVE_ITERATIONS` at :data:`CPU_SECONDS_PER_EDGE_ITERATION`. (DF-P iterates fewer
+    vertices; cache misses on large graphs cost more than the rate's small graph paid.)"""
+    solves = fractions * (approaches * (repeat + 1) + 3)
+    return solves * SOLVE_ITERATIONS * num_edges * CPU_SECONDS_PER_EDGE_ITERATION

@@ -225,6 +225,23 @@ def run_gpu_mem_mb(wildcards):
     return mem_mb(plan["peak"])
 
 
+def slow_cpu_runs(hours=1.0):
+    """`name (N h)` of each configured dataset whose experiment on the CPU engine takes more than
+    `hours` by dynpr.footprint.cpu_experiment_seconds (a floor), when runs may take the CPU."""
+    if config["backend"] == "gpu":
+        return []
+    from dynpr.footprint import cpu_experiment_seconds, dataset_counts
+
+    slow = []
+    for name in config["datasets"]:
+        c = dataset_counts(catalog_dataset(name))
+        fractions = config[run_experiment_kind(name)]["batch_fractions"]
+        seconds = cpu_experiment_seconds(c.edges, len(fractions), len(config["approaches"]), config["repeat"])
+        if seconds > 3600 * hours:
+            slow.append(f"{name} ({seconds / 3600:.0f} h)")
+    return slow
+
+
 def run_targets():
     """Every configured dataset's runs file."""
     return [f"results/runs/{d}.csv" for d in config["datasets"]]
