@@ -221,7 +221,7 @@ def read_csv(path: str | Path, expected: Mapping[str, dict] | None = None) -> pd
     """
     source = str(path)
     try:
-        df = pd.read_csv(path, dtype={c: str for c in _STRINGS}, keep_default_na=False, float_precision="round_trip",
+        df = pd.read_csv(path, dtype={c: str for c in _STRINGS}, keep_default_na=False,
                          na_values={c: ["", "nan", "NaN"] for c in COLUMNS if c not in _STRINGS})
     except pd.errors.EmptyDataError:
         raise ResultsError(f"{source}: empty file; {_rerun(source)}") from None
