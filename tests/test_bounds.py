@@ -22,28 +22,18 @@ import pytest
 
 import dynpr.hostmem as hostmem
 import dynpr.readers as readers
-from dynpr.cli import main
 from dynpr.download import verify_file
-from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, InputError, ParseError
+from dynpr.errors import EXIT_RESOURCE, InputError, ParseError
 from dynpr.graph import Graph
 from dynpr.prepare import build_graph
 from dynpr.readers import (BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX, EdgeData, build_bytes, read_edges,
                            read_matrix_market, read_snap, read_suitesparse_tar)
 from dynpr.validate import check_npz_header, npz_headers, read_graph_npz
 
+from cli_errors import one_error_line
+
+
 MB = 1 << 20
-
-
-def one_error_line(capsys, argv, code=EXIT_INPUT) -> str:
-    try:
-        status = main(argv)
-    except SystemExit as exit_:  # argparse
-        status = exit_.code
-    err = capsys.readouterr().err.strip().splitlines()
-    assert status == code, err
-    assert len(err) == 1 and err[0].startswith("dynpr: error: "), err
-    assert "Traceback" not in err[0]
-    return err[0]
 
 
 @pytest.fixture

@@ -13,24 +13,13 @@ import pytest
 
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
-from dynpr.errors import EXIT_INPUT, BatchError, GraphError, InputError, ParseError
+from dynpr.errors import BatchError, GraphError, InputError, ParseError
 from dynpr.graph import Graph
 from dynpr.prepare import load_prepared, read_graph_with_ids
 from dynpr.readers import read_snap
 from dynpr.validate import ARRAYS_DIGEST_KEY, arrays_digest
 
-
-def one_error_line(capsys, argv, code=EXIT_INPUT) -> str:
-    try:
-        status = main(argv)
-    except SystemExit as exit_:  # argparse
-        status = exit_.code
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    assert status == code, err
-    assert len(err) == 1 and err[0].startswith("dynpr: error: "), err
-    assert "Traceback" not in err[0]
-    return err[0]
+from cli_errors import one_error_line
 
 
 def small_graph(n=30, m=120, seed=1) -> Graph:

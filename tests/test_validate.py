@@ -26,6 +26,9 @@ from dynpr.graph import Graph
 from dynpr.prepare import load_prepared
 from dynpr.validate import DIGEST_KEY, check_graph
 
+from cli_errors import one_error_line
+
+
 RNG = np.random.default_rng(3)
 
 
@@ -42,18 +45,6 @@ def save_arrays(path, graph_arrays: dict, digest: str | None):
 def arrays(g: Graph) -> dict:
     return {"offsets": g.offsets.copy(), "targets": g.targets.copy(), "in_offsets": g.in_offsets.copy(),
             "sources": g.sources.copy()}
-
-
-def one_error_line(capsys, argv, code=EXIT_INPUT) -> str:
-    try:
-        status = main(argv)
-    except SystemExit as exit_:  # argparse
-        status = exit_.code
-    err = capsys.readouterr().err.strip().splitlines()
-    assert status == code, err
-    assert len(err) == 1 and err[0].startswith("dynpr: error: "), err
-    assert "Traceback" not in err[0]
-    return err[0]
 
 
 # --------------------------------------------------------------------------- case 1: prepared graphs
