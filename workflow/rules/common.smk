@@ -213,7 +213,7 @@ def run_gpu_mem_mb(wildcards):
         return 0
     from dynpr.footprint import dataset_counts, mem_mb
     from dynpr.gpu.memory import experiment_device_bytes
-    from dynpr.gpu.classes import relabels
+    from dynpr.designs import relabels
     from dynpr.experiments import options_from_config
 
     c = dataset_counts(catalog_dataset(wildcards.dataset), gpu=True)
