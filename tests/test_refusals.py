@@ -380,10 +380,10 @@ def test_matrix_market_values_may_hold_signs_and_points(tmp_path):
 def test_digits_only_stream_follows_a_comment_across_pieces():
     import io
 
-    from dynpr.readers import _DigitsOnly
+    from dynpr.id_text import DigitsOnly
 
     def read_in_pieces(data: bytes, size: int, id_fields: int | None = None) -> bytes:
-        stream, out = _DigitsOnly(io.BytesIO(data), id_fields), b""
+        stream, out = DigitsOnly(io.BytesIO(data), id_fields), b""
         while True:
             buffer = bytearray(size)
             n = stream.readinto(buffer)
@@ -402,10 +402,10 @@ def test_digits_only_stream_counts_the_id_fields_across_pieces():
     """A value column may hold signs and points; a field begun in one piece goes on in the next."""
     import io
 
-    from dynpr.readers import _DigitsOnly
+    from dynpr.id_text import DigitsOnly
 
     def read_in_pieces(data: bytes, size: int) -> bytes:
-        stream, out = _DigitsOnly(io.BytesIO(data), 2), b""
+        stream, out = DigitsOnly(io.BytesIO(data), 2), b""
         while n := stream.readinto(buffer := bytearray(size)):
             out += bytes(buffer[:n])
         return out

@@ -2,9 +2,10 @@
 
 SNAP text files and Matrix Market entries go through pandas' C parser (Matrix
 Market in chunks, also streamed straight out of a SuiteSparse ``.tar.gz``). No
-code here loops in Python over lines on the happy path: only after a parse
-failure do :func:`_find_bad_line` / :func:`_find_bad_mm_line` scan the file to
-name the first malformed line.
+code here loops in Python over lines: after a parse failure,
+:func:`_find_bad_line` / :func:`_find_bad_mm_line` name the first malformed line
+by halving the failing block until a few KiB remain (a flood of blank or comment
+lines before it costs no loop per line).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pandas as pd
 from dynpr.errors import InputError, ParseError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.hostmem import check_host_fits
+from dynpr.id_text import DigitsOnly, odd_id_byte
 from dynpr.tar_streams import archive_stem, check_member, open_tar_stream, tar_member_stream
 
 log = logging.getLogger("dynpr.readers")
@@ -76,29 +78,64 @@ def _lines(fh, name: str):
         yield line
 
 
-def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
-    """Return ``(line number, reason)`` of the first line that is not ``ncols`` ids.
+def _snap_line_reason(line: bytes, ncols: int) -> str | None:
+    """Why one line of a SNAP file is not ``ncols`` ids (None: it is, or it is a comment or blank)."""
+    data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
+    data_line = rb"^\s*" + rb"\s+".join([_ID.encode()] * ncols) + rb"\s*$"
+    if _COMMENT_OR_BLANK.match(data) or re.match(data_line, data):
+        return None
+    text = line.decode("utf-8", "replace").rstrip("\r\n")
+    odd = _ODD_CHAR.search(text)
+    if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
+        return "binary data, not a text edge list"
+    if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
+        return (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
+                f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
+    fields = text.split()
+    if len(fields) != ncols:
+        return f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
+    return f"expected {ncols} non-negative integer ids, got {text[:80]!r}"
 
-    Only called after pandas failed, so a Python loop over lines is acceptable here.
+
+#: Size of a piece of text whose lines are tested one by one (the search for a bad line halves
+#: larger pieces first).
+_LINE_SCAN_BYTES = 1 << 12
+
+
+def _first_bad_line(fh, name: str, block_ok, line_reason, first_number: int = 1) -> tuple[int, str] | None:
+    """``(line number, reason)`` of the first line of the binary stream ``fh`` that ``line_reason``
+    refuses (``first_number``: the number of the stream's first line), None if none.
+
+    Whole blocks are tested with the vectorized ``block_ok`` and a failing one halved until a few
+    KiB remain, so a flood of blank or comment lines before the bad one costs no Python loop.
     """
-    data_line = re.compile(rb"^\s*" + rb"\s+".join([_ID.encode()] * ncols) + rb"\s*$")
-    with _open_text(path) as fh:
-        for number, line in enumerate(_lines(fh, str(path)), start=1):
-            data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
-            if _COMMENT_OR_BLANK.match(data) or data_line.match(data):
-                continue
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            odd = _ODD_CHAR.search(text)
-            if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
-                return number, "binary data, not a text edge list"
-            if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
-                return number, (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
-                                f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
-            fields = text.split()
-            if len(fields) != ncols:
-                return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
-            return number, f"expected {ncols} non-negative integer ids, got {text[:80]!r}"
+    number = first_number - 1  # lines before the piece at hand
+    for block in _text_blocks(fh, name):
+        if block_ok(block):
+            number += block.count(b"\n")
+            continue
+        while len(block) > _LINE_SCAN_BYTES:
+            cut = (block.rfind(b"\n", 0, len(block) // 2) + 1) or (block.find(b"\n") + 1)
+            if cut in (0, len(block)):  # one long line
+                break
+            head = block[:cut]
+            if block_ok(head):
+                number += head.count(b"\n")
+                block = block[cut:]
+            else:
+                block = head
+        for line in block.splitlines(keepends=True):
+            number += 1
+            if (reason := line_reason(line)) is not None:
+                return number, reason
     return None
+
+
+def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
+    """Return ``(line number, reason)`` of the first line that is not ``ncols`` ids."""
+    with _open_text(path) as fh:
+        return _first_bad_line(fh, str(path), lambda block: _parse_block(block, ncols) is not None,
+                               functools.partial(_snap_line_reason, ncols=ncols))
 
 
 #: Bytes of text parsed per block of a SNAP file (whole lines): bounds the parser's scratch.
@@ -108,31 +145,6 @@ TEXT_BLOCK_BYTES = 1 << 26
 #: tests/test_memory_model.py measures both against this model.
 BUILD_BYTES_PER_RECORD = 80
 BUILD_BYTES_PER_VERTEX = 88
-# bytes an id may contain: digits (and the separators around it)
-_DATA_CHARS = b"0123456789 \t\r\n"
-
-
-def _separators(raw: np.ndarray) -> np.ndarray:
-    """Which bytes separate fields: what ``bytes.split()`` splits at (a space, or 9-13: tab to CR)."""
-    return (raw == 32) | ((raw - np.uint8(9)) <= 4)
-
-
-def _odd_bytes(raw: np.ndarray) -> np.ndarray:
-    """Where the bytes are neither digits nor in :data:`_DATA_CHARS`' separators (comparisons, not a
-    table lookup: several times faster per byte)."""
-    return np.flatnonzero(((raw - np.uint8(48)) > 9) & (raw != 32) & (raw != 9) & (raw != 13) & (raw != 10))
-
-
-@dataclass(frozen=True)
-class _LineState:
-    """Where a piece of a stream starts within its line: inside a comment, after how many fields,
-    and whether the byte before it was a separator (a field begun in the previous piece goes on)."""
-
-    in_comment: bool = False
-    fields: int = 0
-    after_separator: bool = True
-
-
 def build_bytes(records: int, vertices: int) -> int:
     """Peak host bytes of building a graph of ``vertices`` from ``records`` edge records (the model
     :func:`dynpr.prepare.build_graph` and the readers check before allocating)."""
@@ -157,80 +169,10 @@ def _text_blocks(fh, name: str):
         yield rest
 
 
-def _line_state_after(block: bytes, comment: bytes, state: _LineState) -> _LineState:
-    """The :class:`_LineState` at the end of ``block`` (read from its last line only)."""
-    if not block:
-        return state
-    newline = block.rfind(b"\n")
-    tail = block[newline + 1:]
-    fields = len(tail.split())
-    if newline < 0:  # the line goes on from the previous piece, maybe inside a field
-        fields += state.fields - (not state.after_separator and tail[:1].strip() != b"")
-    return _LineState(in_comment=comment in tail or (newline < 0 and state.in_comment), fields=fields,
-                      after_separator=block[-1:].isspace())
-
-
-def _odd_id_byte(block: bytes, comment: bytes = b"#", id_fields: int | None = None,
-                 state: _LineState = _LineState()) -> tuple[bool, _LineState]:
-    """Whether ``block`` has a byte other than digits and separators in one of the first ``id_fields``
-    fields of a line (all fields when None), outside comments (``comment`` to the end of the line),
-    and the state its last line ends in (``state``: where the block starts). A sign, a decimal point
-    or an exponent (``-1``, ``2.0``, ``1e3``) makes an id no integer; a value column after the ids
-    may hold them."""
-    ends = _line_state_after(block, comment, state)
-    if not block.translate(None, _DATA_CHARS):  # the usual case of an edge list, at memory speed
-        return False, ends
-    raw = np.frombuffer(block, dtype=np.uint8)
-    odd = _odd_bytes(raw)
-    newlines = np.flatnonzero(raw == ord("\n"))
-    line = np.searchsorted(newlines, odd, side="right") - 1  # the newline before each odd byte, -1: none
-    line_start = np.where(line >= 0, newlines[line.clip(0)] + 1 if newlines.size else 0, 0)
-    continued = line < 0  # on the line the block started in
-    marks = odd[raw[odd] == comment[0]]
-    last_mark = np.searchsorted(marks, odd, side="right") - 1
-    in_comment = (last_mark >= 0) & ((marks[last_mark.clip(0)] if marks.size else 0) >= line_start)
-    in_comment |= continued & state.in_comment
-    if id_fields is not None:  # the field each odd byte is in, counted from 1 on its line
-        separator = _separators(raw)
-        begins = ~separator  # the first byte of each field
-        begins[1:] &= separator[:-1]
-        begins[0] &= state.after_separator
-        begin_at = np.flatnonzero(begins)
-        field = (np.searchsorted(begin_at, odd, side="right") - np.searchsorted(begin_at, line_start)
-                 + np.where(continued, state.fields, 0))
-        in_comment |= field > id_fields  # not an id: let the parser skip it as it skips a comment
-    return bool(np.any(~in_comment)), ends
-
-
-class _DigitsOnly(io.RawIOBase):
-    """A stream of Matrix Market entries, refused (``ValueError``) at the first piece with a byte other
-    than digits and separators in the first ``id_fields`` fields of a line (all when None) outside
-    ``%`` comments: the parser would read ``2.0`` or ``1e3`` as an integer id."""
-
-    def __init__(self, stream, id_fields: int | None = None):
-        self.stream = stream
-        self.id_fields = id_fields
-        self.state = _LineState()
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def readinto(self, buffer) -> int:
-        data = self.stream.read(len(buffer))
-        odd, self.state = _odd_id_byte(data, b"%", self.id_fields, self.state)
-        if odd:
-            raise ValueError("an id that is not digits only")
-        buffer[:len(data)] = data
-        return len(data)
-
-
 def _parse_block(block: bytes, ncols: int) -> np.ndarray | None:
     """The ids of a block of whole lines as an int64 ``(records, ncols)`` array; None where it is not
     ``ncols`` non-negative integer ids per line."""
-    if _odd_id_byte(block)[0]:
+    if odd_id_byte(block)[0]:
         return None
     try:
         frame = pd.read_csv(io.BytesIO(block), sep=r"\s+", header=None, comment="#", dtype=np.int64, engine="c",
@@ -309,6 +251,10 @@ _MM_FIELDS = ("real", "complex", "integer", "pattern")
 _MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 
 
+#: Most comment and blank lines before a Matrix Market size line (read one at a time).
+MAX_HEADER_LINES = 1 << 20
+
+
 @dataclass(frozen=True)
 class MMHeader:
     """A Matrix Market coordinate header (field and symmetry as in ``scipy.io.mminfo``).
@@ -356,6 +302,9 @@ def read_mm_header(fh, name: str) -> MMHeader:
     for line in lines:  # comments and blank lines, then the size line
         number += 1
         if line.lstrip().startswith(b"%") or not line.strip():
+            if number > MAX_HEADER_LINES:
+                raise ParseError(f"{name}: no size line in the first {MAX_HEADER_LINES:,} lines: not a Matrix "
+                                 "Market file")
             continue
         size = line.split()
         if len(size) != 3 or not all(re.fullmatch(_ID.encode(), f) for f in size):
@@ -366,23 +315,55 @@ def read_mm_header(fh, name: str) -> MMHeader:
     raise ParseError(f"{name}: no size line after the Matrix Market banner")
 
 
-def _find_bad_mm_line(fh, name: str, first: int, ncols: int, rows: int) -> tuple[int, str]:
-    """``(line number, reason)`` of the first malformed entry at or after line ``first`` of the stream ``fh``.
+def _mm_line_reason(line: bytes, ncols: int, rows: int) -> str | None:
+    """Why one Matrix Market entry line is malformed (None: it is not, or it is a comment or blank)."""
+    if line.lstrip().startswith(b"%") or not line.strip():
+        return None
+    text = line.decode("utf-8", "replace").rstrip("\r\n")
+    fields = text.split()
+    if len(fields) != ncols:
+        return f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
+    if not all(re.fullmatch(_ID, f) for f in fields[:2]):
+        return f"expected two positive integer ids, got {text[:80]!r}"
+    if not all(1 <= int(f) <= rows for f in fields[:2]):
+        return f"id out of range 1..{rows}: {text[:80]!r}"
+    return None
 
-    Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
-    """
-    for number, line in enumerate(_lines(fh, name), start=1):
-        if number < first or line.lstrip().startswith(b"%") or not line.strip():
-            continue
-        text = line.decode("utf-8", "replace").rstrip("\r\n")
-        fields = text.split()
-        if len(fields) != ncols:
-            return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
-        if not all(re.fullmatch(_ID, f) for f in fields[:2]):
-            return number, f"expected two positive integer ids, got {text[:80]!r}"
-        if not all(1 <= int(f) <= rows for f in fields[:2]):
-            return number, f"id out of range 1..{rows}: {text[:80]!r}"
-    return first, "malformed entry"
+
+def _mm_ids(stream, id_fields: int | None, chunksize: int | None = None):
+    """The entries' two id columns as pandas reads them (``chunksize``: an iterator of chunks), ids
+    checked as digits only (:class:`DigitsOnly`)."""
+    return pd.read_csv(io.BufferedReader(DigitsOnly(stream, id_fields), buffer_size=_ENTRY_READ_BYTES),
+                       sep=r"\s+", header=None, comment="%", usecols=[0, 1], dtype=np.int64, engine="c",
+                       skip_blank_lines=True, chunksize=chunksize)
+
+
+def _mm_block_ok(block: bytes, id_fields: int | None, rows: int) -> bool:
+    """Whether a block of whole entry lines reads as ids in 1..``rows`` (as :func:`_read_mm` reads them)."""
+    try:
+        ids = _mm_ids(io.BytesIO(block), id_fields).to_numpy()
+    except pd.errors.EmptyDataError:
+        return True
+    except (ValueError, OverflowError, pd.errors.ParserError):
+        return False
+    return ids.size == 0 or (ids.min() >= 1 and ids.max() <= rows)
+
+
+def _find_bad_mm_line(fh, name: str, header: MMHeader) -> tuple[int, str]:
+    """``(line number, reason)`` of the first malformed entry of the stream ``fh`` (at its start)."""
+    read_mm_header(fh, name)
+    ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
+    found = _first_bad_line(fh, name, functools.partial(_mm_block_ok, id_fields=_mm_id_fields(header),
+                                                         rows=header.rows),
+                            functools.partial(_mm_line_reason, ncols=ncols, rows=header.rows),
+                            header.first_entry_line)
+    return found or (header.first_entry_line, "malformed entry")
+
+
+def _mm_id_fields(header: MMHeader) -> int | None:
+    """The fields of an entry that must be digits only: all of a pattern entry's, the two ids otherwise
+    (the value columns may hold signs and points)."""
+    return None if header.field == "pattern" else 2
 
 
 #: most bytes of text one byte of a gzip stream inflates to (deflate's limit)
@@ -426,12 +407,7 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
             check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
             src = np.empty(capacity, dtype=VERTEX_DTYPE)
             dst = np.empty(capacity, dtype=VERTEX_DTYPE)
-            # ids are digits only; the value columns after them may hold signs and points
-            entries_stream = io.BufferedReader(_DigitsOnly(fh, None if header.field == "pattern" else 2),
-                                               buffer_size=_ENTRY_READ_BYTES)
-            chunks = pd.read_csv(entries_stream, sep=r"\s+", header=None, comment="%", usecols=[0, 1],
-                                 dtype=np.int64, engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
-            for chunk in chunks:
+            for chunk in _mm_ids(fh, _mm_id_fields(header), MM_CHUNK_ENTRIES):
                 ids = chunk.to_numpy()
                 if count + len(ids) > entries:
                     raise ParseError(f"{name}: more entries than the header's {entries:,}")
@@ -448,9 +424,8 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
     except ParseError:  # a ValueError, but already one line
         raise
     except (ValueError, OverflowError, pd.errors.ParserError):
-        ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
         with (reopen or open_stream)() as fh:
-            number, reason = _find_bad_mm_line(fh, name, header.first_entry_line, ncols, rows)
+            number, reason = _find_bad_mm_line(fh, name, header)
         raise ParseError(f"{name}: line {number}: {reason}") from None
     if count != entries:
         raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
@@ -559,9 +534,15 @@ def detect_format(path: str | Path) -> str:
         return "matrix-market"
     with _open_text(path) as fh:
         try:
-            for line in _lines(fh, str(path)):
-                if not _COMMENT_OR_BLANK.match(line):
-                    return "snap-temporal" if len(line.split()) == 3 else "snap-edgelist"
+            for block in _text_blocks(fh, str(path)):  # the parser skips a flood of blank or comment lines
+                try:
+                    first = pd.read_csv(io.BytesIO(block), sep=r"\s+", header=None, comment="#", nrows=1, dtype=str,
+                                        engine="c", skip_blank_lines=True)
+                except pd.errors.EmptyDataError:
+                    continue
+                except (ValueError, pd.errors.ParserError):  # read_snap names the line
+                    return "snap-edgelist"
+                return "snap-temporal" if first.shape[1] == 3 else "snap-edgelist"
         except (EOFError, OSError, zlib.error) as err:
             raise ParseError(f"{path}: corrupt or truncated gzip ({err})") from None
     raise ParseError(f"{path}: no edges found (empty file or only comments)")
