@@ -16,7 +16,9 @@ import pytest
 
 from dynpr import readers
 from dynpr.id_text import odd_id_byte
-from dynpr.errors import ParseError
+from dynpr.errors import BatchError, GraphError, InputError, ParseError
+
+from cli_errors import one_error_line
 
 FLOOD_LINES = 1 << 20
 
@@ -101,3 +103,57 @@ def test_digit_check_costs_no_search_per_comment_byte():
         with_bad = block + bad + b"\n" + block
         assert odd_id_byte(with_bad, b"%", 2)[0] is True
         assert odd_id_byte(with_bad.replace(bad, b"%" + bad), b"%", 2)[0] is False
+
+
+# --------------------------------------------------------------------------- library calls
+
+
+@pytest.mark.parametrize("src, dst, n, match", [
+    (np.array([0.5, 2.0]), np.array([1, 2]), 3, r"vertex ids must be integers, not float64"),
+    (np.array([-1, 2]), np.array([1, 2]), 3, r"negative vertex id"),
+    (np.array([0, 7]), np.array([1, 2]), 3, r"vertex id 7 is not below num_vertices=3"),
+    (np.array([0, 1, 2]), np.array([1, 2]), 3, r"1-D arrays of one length"),
+])
+def test_graph_from_edges_refuses_with_a_graph_error(src, dst, n, match):
+    from dynpr.graph import Graph
+
+    with pytest.raises(GraphError, match=match):
+        Graph.from_edges(src, dst, n)
+
+
+@pytest.mark.parametrize("fraction", [2.0, 0.0, -0.1, float("nan")])
+def test_random_batch_fraction_lies_in_zero_one(fraction):
+    from dynpr.batches import batch_rng, random_batch
+    from dynpr.graph import Graph
+
+    rng = np.random.default_rng(2)
+    g = Graph.from_edges(rng.integers(0, 20, 80), rng.integers(0, 20, 80), 20)
+    with pytest.raises(BatchError, match=r"batch fraction must lie in \(0, 1\]"):
+        random_batch(g, fraction, 0.8, batch_rng(1, "g", 0.5, 0))
+
+
+def test_library_refusals_are_dynpr_errors():
+    from dynpr import DynamicPageRank
+    from dynpr.graph import Graph
+    from dynpr.kahn import kahn
+    from dynpr.pagerank import l1_error
+
+    g = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), 3)
+    with pytest.raises(InputError, match="approach must be one of"):
+        DynamicPageRank(g, approach="pagerank", backend="cpu")
+    with pytest.raises(InputError, match="graph must be a dynpr.graph.Graph, not NoneType"):
+        kahn(None)
+    with pytest.raises(InputError, match=r"differ in shape: \(3,\) vs \(4,\)"):
+        l1_error(np.ones(3), np.ones(4))
+
+
+# --------------------------------------------------------------------------- CLI bounds
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["pagerank", "g.txt", "--repeat", "99999999999999999999"], "--repeat"),
+    (["batch", "g.txt", "--fraction", "0.1", "--count", "100000000", "--out", "b.npz"], "--count"),
+])
+def test_counts_that_would_run_for_days_are_refused(capsys, argv, flag):
+    line = one_error_line(capsys, argv)
+    assert f"argument {flag}: must be at most" in line
