@@ -151,16 +151,16 @@ def build_bytes(records: int, vertices: int) -> int:
     return BUILD_BYTES_PER_RECORD * records + BUILD_BYTES_PER_VERTEX * vertices
 
 
-def _text_blocks(fh, name: str):
-    """Blocks of whole lines, about :data:`TEXT_BLOCK_BYTES` each, from a binary stream (read in
-    bounded pieces, also through gzip)."""
+def _text_blocks(fh, name: str, size: int | None = None):
+    """Blocks of whole lines, about ``size`` bytes each (default :data:`TEXT_BLOCK_BYTES`), from a
+    binary stream (read in bounded pieces, also through gzip)."""
+    size = size or TEXT_BLOCK_BYTES
     rest, lines = b"", 0
-    while data := fh.read(TEXT_BLOCK_BYTES):
+    while data := fh.read(size):
         data = rest + data
         cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) > TEXT_BLOCK_BYTES:
-            raise ParseError(f"{name}: line {lines + 1} is longer than {TEXT_BLOCK_BYTES:,} bytes: not a text "
-                             "graph file")
+        if cut == 0 and len(data) > size:
+            raise ParseError(f"{name}: line {lines + 1} is longer than {size:,} bytes: not a text graph file")
         rest = data[cut:]
         if cut:
             lines += data.count(b"\n", 0, cut)
@@ -534,7 +534,8 @@ def detect_format(path: str | Path) -> str:
         return "matrix-market"
     with _open_text(path) as fh:
         try:
-            for block in _text_blocks(fh, str(path)):  # the parser skips a flood of blank or comment lines
+            # the parser skips a flood of blank or comment lines; the first line is in the first block
+            for block in _text_blocks(fh, str(path), MAX_LINE_BYTES):
                 try:
                     first = pd.read_csv(io.BytesIO(block), sep=r"\s+", header=None, comment="#", nrows=1, dtype=str,
                                         engine="c", skip_blank_lines=True)
