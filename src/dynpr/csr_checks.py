@@ -148,8 +148,8 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
             raise GraphError(f"{what}: vertex {int(rows[at])}'s list is unsorted or repeats {int(cols[at])}")
         sums = np.cumsum(_vertex_hash(cols, entry_salt))  # wrapping, like every sum of the fingerprint
         ends = offsets[v0 + 1:v1 + 1] - lo
-        row_sums = np.where(ends > 0, sums[np.maximum(ends - 1, 0)], 0)
-        row_sums[1:] -= row_sums[:-1].copy()  # each row's own entries
+        through_row = np.where(ends > 0, sums[np.maximum(ends - 1, 0)], 0)
+        row_sums = np.diff(through_row, prepend=np.uint64(0))  # each row's own entries
         with np.errstate(over="ignore"):
             fingerprint = (_vertex_hash(np.arange(v0, v1), row_salt) * row_sums).sum(dtype=np.uint64)
         return rows[cols == rows], fingerprint

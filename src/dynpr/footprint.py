@@ -106,7 +106,7 @@ def bench_bytes(graphs, report_sizes=(), report_density: float = 0.5) -> int:
     """Peak of ``bench`` (GPU only): the largest of its graphs checked, with its copy without self-loops
     for Kahn (``graphs``: :class:`Counts`), or the largest of the Kahn report's dense matrices (n^2
     bytes) with its CSR and transpose and the transpose's scratch (24 bytes per edge)."""
-    graph = max((load_bytes(c.vertices, c.edges, c.source == "file") + graph_bytes(c.vertices, c.edges, c.source == "file")
+    graph = max((load_bytes(c.vertices, c.edges, c.vertex_ids) + graph_bytes(c.vertices, c.edges, c.vertex_ids)
                  for c in graphs), default=0)
     dense = max((n * n + 24 * math.ceil(report_density * n * n) for n in report_sizes), default=0)
     return PROCESS_BYTES + CUDA_PROCESS_BYTES + max(graph, dense)
@@ -128,6 +128,11 @@ class Counts:
     edges: int
     temporal_edges: int
     source: str
+
+    @property
+    def vertex_ids(self) -> bool:
+        """Whether the prepared graph stores original vertex ids (a generated graph's are its indices)."""
+        return self.source == "file"
 
 
 def dataset_counts(dataset, gpu: bool = False) -> Counts:
@@ -152,11 +157,11 @@ def job_bytes(rule: str, dataset, *, fraction: float = 0.0, gpu: bool = False) -
     if rule == "prepare":
         return prepare_bytes(c.input_edges, c.vertices, c.edges, c.source, c.temporal_edges)
     if rule == "random_batches":
-        return random_batches_bytes(c.vertices, c.edges, batch_edges, c.source == "file")
+        return random_batches_bytes(c.vertices, c.edges, batch_edges, c.vertex_ids)
     if rule in ("temporal_base", "temporal_batches"):
         return temporal_bytes(c.vertices, c.edges, c.temporal_edges)
     if rule == "run_experiment":
-        return experiment_bytes(c.vertices, c.edges, batch_edges, gpu, c.source == "file")
+        return experiment_bytes(c.vertices, c.edges, batch_edges, gpu, c.vertex_ids)
     raise ValueError(f"no memory model for rule {rule!r}")
 
 
