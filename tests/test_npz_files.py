@@ -1,11 +1,22 @@
 """Memory-mapped .npz members: the same arrays as np.load, no copy, and the same refusals."""
 
+import sys
 import zipfile
 
 import numpy as np
 import pytest
 
-from dynpr.npz_files import MAP_MIN_BYTES, load_members
+from dynpr.graph import Graph
+from dynpr.npz_files import MAP_MIN_BYTES, chunks, load_members, release_pages
+from dynpr.rmat import rmat_graph
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+
+
+def mapped_resident_bytes() -> int:
+    """Bytes of mapped files in this process's resident set (RssFile)."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("RssFile:"))
 
 
 def test_stored_members_are_mapped_and_equal_np_load(tmp_path):
@@ -49,3 +60,48 @@ def test_pickled_members_are_refused(tmp_path):
     np.savez(path, a=np.array([{"x": 1}] * (MAP_MIN_BYTES // 8), dtype=object))
     with pytest.raises(ValueError, match="pickled"):
         load_members(path)
+
+
+@linux_only
+def test_released_pages_leave_the_resident_set_and_read_back_the_same(tmp_path):
+    path = tmp_path / "big.npz"
+    values = np.arange(8 << 20, dtype=np.int64)  # 64 MiB
+    np.savez(path, big=values)
+    big = np.asarray(load_members(path)["big"])  # a plain view of the map, as the graph checks take it
+    before = mapped_resident_bytes()
+    total = int(big.sum())  # every page read
+    assert mapped_resident_bytes() - before > 48 << 20
+    release_pages(big[1:])  # a view: its whole pages go
+    assert mapped_resident_bytes() - before < 8 << 20
+    assert int(big.sum()) == total and np.array_equal(big[:5], values[:5])
+
+
+def test_release_leaves_memory_that_is_not_a_read_only_map_alone(tmp_path):
+    values = np.arange(1 << 20, dtype=np.int64)
+    release_pages(values)
+    release_pages(values[3:])
+    assert np.array_equal(values, np.arange(1 << 20, dtype=np.int64))
+    path = tmp_path / "w.npy"
+    writable = np.lib.format.open_memmap(path, mode="w+", dtype=np.int64, shape=(1 << 20,))
+    writable[:] = 7  # not yet written back: dropping its pages would lose the values
+    release_pages(writable)
+    assert int(writable.sum()) == 7 << 20
+
+
+def test_chunks_cover_the_array_in_order():
+    values = np.arange(1000, dtype=np.int32)
+    parts = list(chunks(values, chunk_bytes=4 * 300))
+    assert [len(p) for p in parts] == [300, 300, 300, 100]
+    assert np.array_equal(np.concatenate(parts), values)
+    assert list(chunks(values[:0])) == []
+
+
+@linux_only
+def test_loading_a_graph_keeps_a_part_of_it_resident(tmp_path):
+    # checked, then hashed, part by part: the pages go as each part is done
+    path = tmp_path / "g.npz"
+    rmat_graph(19, 16, seed=1).save(path)
+    before = mapped_resident_bytes()
+    graph = Graph.load(path)
+    assert graph.nbytes > 60 << 20
+    assert mapped_resident_bytes() - before < graph.nbytes / 4

@@ -17,7 +17,7 @@ import numpy as np
 
 from dynpr.arrays import MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, array_module
 from dynpr.errors import GraphError, InputError
-from dynpr.npz_files import read_npz
+from dynpr.npz_files import read_npz, release_pages
 
 GRAPH_ARRAYS = ("offsets", "targets", "in_offsets", "sources")
 #: the npz entry holding :attr:`Graph.sha256 <dynpr.graph.Graph.sha256>` of the stored graph
@@ -152,7 +152,9 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
         row_sums = np.diff(through_row, prepend=np.uint64(0))  # each row's own entries
         with np.errstate(over="ignore"):
             fingerprint = (_vertex_hash(np.arange(v0, v1), row_salt) * row_sums).sum(dtype=np.uint64)
-        return rows[cols == rows], fingerprint
+        loops = rows[cols == rows]
+        release_pages(cols)  # a mapped graph's checked part leaves the resident set
+        return loops, fingerprint
 
     # NumPy releases the GIL in these array operations, so chunks check in parallel
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
@@ -160,6 +162,7 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
             has_loop[loops] = True
             with np.errstate(over="ignore"):
                 total += fingerprint
+    release_pages(offsets)
     if n and not bool(has_loop.all()):
         raise GraphError(f"{what}: vertex {int(np.argmax(~has_loop))} has no self-loop (every vertex must have one)")
     return total
@@ -278,4 +281,5 @@ def read_graph_arrays(path: str | Path) -> tuple[tuple[np.ndarray, ...], np.ndar
     ids = data.pop("vertex_ids", None)
     if ids is not None:
         _check_vertex_ids(path, ids, len(csr[0]) - 1)
+        release_pages(ids)
     return csr, ids, str(data.pop(DIGEST_KEY)), data

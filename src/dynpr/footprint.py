@@ -10,14 +10,16 @@ more than M. The terms follow what each job holds at its peak:
   (:data:`CUDA_PROCESS_BYTES`);
 - a job that reads a prepared graph maps it (:mod:`dynpr.npz_files`: its pages count
   in the resident set as they are read) and checks it chunk by chunk on up to
-  threads (chunks of :data:`CHECK_CHUNK_EDGES`, :data:`CHECK_BYTES_PER_EDGE` each);
+  threads (chunks of :data:`CHECK_CHUNK_EDGES`, :data:`CHECK_BYTES_PER_EDGE` each,
+  and :data:`CHECK_BYTES_PER_VERTEX`); the check gives each chunk's pages back, so only
+  a job that reads the graph again afterwards holds all of it;
 - ``prepare``: parsing or generating and building the CSR and its transpose
   (:data:`PREPARE_BYTES_PER_EDGE` per input edge, by source);
 - ``random_batches``: the graph, the self-loop positions and the sampling scratch of
   a batch (:data:`BATCH_BYTES_PER_EDGE` per batch edge);
 - ``run_experiment``: on the CPU the graph, the new graph of a batch and the engine's
-  SciPy matrix and vectors; on the GPU the graph only while it loads (the host copy is
-  dropped once it is on the device).
+  SciPy matrix and vectors; on the GPU the check's scratch and a batch: the graph is
+  checked, hashed and uploaded part by part, each part's pages given back.
 
 The coefficients come from peak RSS measured job by job (``benchmarks/bench_footprint.py``
 on the 2-core machine, and the pipeline's own ``results/benchmarks/*.tsv`` on the H100
@@ -38,6 +40,8 @@ CUDA_PROCESS_BYTES = 600 << 20
 #: Scratch per edge of a chunk while a prepared graph is checked (:func:`dynpr.validate.check_graph`):
 #: 32-34 measured at rmat-22 on the 2-core machine.
 CHECK_BYTES_PER_EDGE = 32
+#: Per vertex while a side of the graph is checked: its offsets' pages, their differences and the self-loop flags.
+CHECK_BYTES_PER_VERTEX = 17
 #: Edges per checked chunk (``dynpr.validate``'s ``_CHUNK``), and how many chunks' scratch the peak holds:
 #: measured as two on 2 cores and on 16 (the threads' peaks do not coincide).
 CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, 2
@@ -65,10 +69,15 @@ def graph_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> i
     return 16 * (num_vertices + 1) + 8 * num_edges + (8 * num_vertices if vertex_ids else 0)
 
 
+def check_bytes(num_vertices: int, num_edges: int) -> int:
+    """What checking a mapped graph holds besides the graph's own pages: the chunks being checked."""
+    return CHECK_BYTES_PER_EDGE * min(num_edges, CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES)
+
+
 def load_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> int:
-    """A prepared graph mapped and checked: the graph's bytes and the chunks being checked."""
-    checked = min(num_edges, CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES)
-    return graph_bytes(num_vertices, num_edges, vertex_ids) + CHECK_BYTES_PER_EDGE * checked
+    """A prepared graph mapped and checked, for a job that reads all of it again afterwards: the graph's
+    bytes and the chunks being checked."""
+    return graph_bytes(num_vertices, num_edges, vertex_ids) + check_bytes(num_vertices, num_edges)
 
 
 def prepare_bytes(input_edges: int, num_vertices: int, num_edges: int, source: str, temporal_edges: int = 0) -> int:
@@ -83,7 +92,7 @@ def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int, ve
     """Peak of ``random_batches``: the graph checked, then its self-loop positions and the batch's scratch."""
     sampling = 8 * num_vertices + BATCH_BYTES_PER_EDGE * batch_edges
     graph = graph_bytes(num_vertices, num_edges, vertex_ids)
-    return PROCESS_BYTES + graph + max(load_bytes(num_vertices, num_edges, vertex_ids) - graph, sampling)
+    return PROCESS_BYTES + graph + max(check_bytes(num_vertices, num_edges), sampling)
 
 
 def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> int:
@@ -93,11 +102,13 @@ def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> in
 
 
 def experiment_bytes(num_vertices: int, num_edges: int, batch_edges: int, gpu: bool, vertex_ids: bool = True) -> int:
-    """Peak of ``run_experiment``: on the GPU the graph while it is checked and uploaded (its host copy
-    is then dropped) and one batch file; on the CPU the graph, a batch's new graph and the engine."""
+    """Peak of ``run_experiment``: on the GPU the graph's check (the graph's pages are given back part by
+    part as it is checked, hashed and uploaded) and one batch file; on the CPU the graph, a batch's new
+    graph and the engine."""
     n, m = num_vertices, num_edges
     if gpu:
-        return PROCESS_BYTES + CUDA_PROCESS_BYTES + load_bytes(n, m, vertex_ids) + 8 * batch_edges
+        checking = CHECK_BYTES_PER_VERTEX * n + check_bytes(n, m)
+        return PROCESS_BYTES + CUDA_PROCESS_BYTES + checking + 8 * batch_edges
     engine = CPU_ENGINE_BYTES_PER_EDGE * (m + batch_edges) + CPU_ENGINE_BYTES_PER_VERTEX * n
     return PROCESS_BYTES + 2 * graph_bytes(n, m + batch_edges, vertex_ids) + engine + 8 * batch_edges
 

@@ -29,6 +29,7 @@ from dynpr.arrays import (MAX_VERTICES, OFFSET_DTYPE, VERTEX_DTYPE, array_module
 from dynpr.atomic_files import atomic_path
 from dynpr.csr_checks import ARRAYS_DIGEST_KEY, DIGEST_KEY, arrays_digest, check_csr, read_graph_arrays
 from dynpr.errors import GraphError
+from dynpr.npz_files import chunks
 
 # Largest CSR that SciPy transposes with int32 indices (beyond it, :func:`transpose_csr` cuts column ranges).
 _SCIPY_TRANSPOSE_LIMIT = int(np.iinfo(np.int32).max) - 1
@@ -473,8 +474,9 @@ class Graph:
         """Hex sha256 of the CSR (int64 offsets, then int32 targets; the transpose follows from
         it), computed once per graph: :meth:`save` stores it, loads and batch files check it."""
         digest = hashlib.sha256()
-        digest.update(np.ascontiguousarray(to_host(self.offsets), dtype=OFFSET_DTYPE).data)
-        digest.update(np.ascontiguousarray(to_host(self.targets), dtype=VERTEX_DTYPE).data)
+        for array, dtype in ((self.offsets, OFFSET_DTYPE), (self.targets, VERTEX_DTYPE)):
+            for part in chunks(np.ascontiguousarray(to_host(array), dtype=dtype)):  # mapped pages leave as hashed
+                digest.update(part.data)
         return digest.hexdigest()
 
     @property

@@ -8,13 +8,20 @@ such a member's array is a contiguous run of bytes in the file, which
 and belong to the page cache: jobs reading the same graph share them, and the
 kernel can drop them under pressure. Compressed members (``np.savez_compressed``)
 are read into memory as before.
+
+A mapped page stays in the process's resident set once read. A job that reads a
+graph once (to check it, hash it or upload it to the device) gives each part's pages
+back as it finishes with them (:func:`release_pages`, :func:`chunks`), so its peak
+holds a part of the graph, not all of it; the pages stay in the page cache.
 """
 
 from __future__ import annotations
 
+import ctypes
+import math
+import mmap
 import struct
 import zipfile
-import math
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +35,40 @@ _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.f
 _PICKLED = "member {}: holds Python objects (pickled data), which are never loaded"
 #: Members smaller than this are read into memory (scalars, parameters): a map costs a file handle.
 MAP_MIN_BYTES = 1 << 20
+#: Bytes per part of :func:`chunks`: large enough that a part costs one system call among many pages.
+CHUNK_BYTES = 64 << 20
+_MADVISE = getattr(ctypes.CDLL(None, use_errno=True), "madvise", None) if hasattr(mmap, "MADV_DONTNEED") else None
+
+
+def release_pages(array: np.ndarray) -> None:
+    """Drop the pages of a read-only memory-mapped array from this process's resident set.
+
+    The data stays in the file and the page cache: reading the array again faults its
+    pages back in, with no disk access unless the kernel reclaimed them meanwhile. Only
+    whole pages inside the array are dropped. Anything but a read-only map (a view of
+    one included) is left alone: for memory of the process itself, dropping pages would
+    lose their contents.
+    """
+    owner = array
+    while isinstance(owner.base, np.ndarray):  # the array that owns the memory of a view
+        owner = owner.base
+    if _MADVISE is None or not isinstance(owner, np.memmap) or owner.mode != "r" or not array.nbytes:
+        return
+    start = array.ctypes.data
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    end = (start + array.nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > first:
+        _MADVISE(ctypes.c_void_p(first), ctypes.c_size_t(end - first), mmap.MADV_DONTNEED)
+
+
+def chunks(array: np.ndarray, chunk_bytes: int = CHUNK_BYTES):
+    """Consecutive slices of a 1-D array of about ``chunk_bytes`` each; a mapped array's
+    pages are released (:func:`release_pages`) as the caller moves past each slice."""
+    step = max(1, chunk_bytes // max(array.itemsize, 1))
+    for lo in range(0, len(array), step):
+        part = array[lo:lo + step]
+        yield part
+        release_pages(part)
 
 
 def _data_offset(fh, info: zipfile.ZipInfo) -> int:

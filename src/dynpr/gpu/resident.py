@@ -16,6 +16,7 @@ import numpy as np
 from dynpr.batches import Batch
 from dynpr.gpu import loader
 from dynpr.graph import Graph, on_device, to_host
+from dynpr.npz_files import chunks
 
 _FIELDS = ("offsets", "targets", "in_offsets", "sources")
 
@@ -34,7 +35,13 @@ def upload(array, dtype=None, *, copy: bool = False):
         return array.astype(dtype or array.dtype, copy=copy)
     array = np.ascontiguousarray(array, dtype=dtype)
     device = cupy.empty(array.shape, dtype=array.dtype)
-    device.set(array)
+    if array.ndim != 1:
+        device.set(array)
+        return device
+    sent = 0
+    for part in chunks(array):  # a mapped array's pages leave the resident set as they are sent
+        device[sent:sent + len(part)].set(part)
+        sent += len(part)
     return device
 
 
