@@ -11,21 +11,71 @@ import pytest
 from dynpr import designs
 from dynpr.gpu import loader
 
-_STRUCT = re.compile(r"struct (\w+) \{([^}]*)\};")
-_FIELD = re.compile(r"^\s*(?:unsigned )?int (\w+)(?:\[(\w+)\])?;", re.MULTILINE)
+_STRUCT = re.compile(r"^struct (\w+) \{([^}]*)\};", re.MULTILINE)
+_FIELD = re.compile(r"^\s*(?:const )?((?:unsigned )?(?:long long|int|double|char|\w+))\s*(\*?)\s*(\w+)(?:\[(\w+)\])?;",
+                    re.MULTILINE)
 
 
-def header_structs() -> dict[str, tuple[tuple[str, int], ...]]:
-    """The int structs of kernels/layouts.cuh as (field, element count), kMaxClasses read as the class count."""
+def header_structs() -> dict[str, tuple[tuple[str, str, int], ...]]:
+    """The structs of kernels/layouts.cuh as (field, C type, element count): a pointer's type is
+    "pointer", kMaxClasses is read as the class count."""
     text = (loader.kernel_dir() / "layouts.cuh").read_text()
     sizes = {"kMaxClasses": int(re.search(r"constexpr int kMaxClasses = (\d+);", text).group(1))}
-    return {name: tuple((field, int(sizes.get(count, count or 1))) for field, count in _FIELD.findall(body))
+    return {name: tuple((field, "pointer" if star else ctype, int(sizes.get(count, count or 1)))
+                        for ctype, star, field, count in _FIELD.findall(body))
             for name, body in _STRUCT.findall(text)}
 
 
 @pytest.mark.parametrize("layout", [designs.CLASS_PLAN, designs.ITERATION_STATE])
 def test_python_layouts_mirror_the_header(layout):
-    assert header_structs()[layout.name] == layout.fields
+    fields = header_structs()[layout.name]
+    assert {ctype for _, ctype, _ in fields} <= {"int", "unsigned int"}
+    assert tuple((field, count) for field, _, count in fields) == layout.fields
+
+
+def test_kernel_structs_mirror_the_header():
+    header = header_structs()
+    assert set(designs.KERNEL_STRUCTS) == set(header) - {designs.CLASS_PLAN.name, designs.ITERATION_STATE.name}
+    for name, struct in designs.KERNEL_STRUCTS.items():
+        assert header[name] == struct.fields, name
+
+
+def test_kernel_structs_pack_addresses_and_values():
+    np = pytest.importorskip("numpy")
+
+    class Array:  # what pack reads of a CuPy array
+        def __init__(self, ptr):
+            self.data = type("Memory", (), {"ptr": ptr})()
+
+    graph = designs.KERNEL_STRUCTS["GraphArgs"]
+    packed = graph.pack(in_offsets=Array(0x1000), sources=Array(0x2000), inv_degree=None, out_offsets=Array(8),
+                        targets=Array(16), n=7)
+    assert packed.shape == (1,) and packed.dtype.itemsize == 6 * 8  # five pointers, n padded to 8 bytes
+    assert (int(packed["in_offsets"][0]), int(packed["sources"][0]), int(packed["inv_degree"][0])) == (0x1000,
+                                                                                                     0x2000, 0)
+    assert int(packed["n"][0]) == 7
+    buffers = designs.KERNEL_STRUCTS["RankBuffers"].pack(R=(Array(1), Array(2)), C=(Array(3), None))
+    assert buffers["R"][0].tolist() == [1, 2] and buffers["C"][0].tolist() == [3, 0]
+    options = designs.KERNEL_STRUCTS["SolveOptions"]
+    assert options.dtype().fields["max_iterations"][1] == 48 and options.dtype().itemsize == 56
+    with pytest.raises(TypeError, match="missing or unknown"):
+        graph.pack(n=1)
+    assert np.dtype(designs.C_TYPES["pointer"]).itemsize == 8
+
+
+@pytest.mark.parametrize("source", ["pagerank.cu", "baselines.cu", "static_variants.cu", "dt_bfs.cu", "kahn.cu",
+                                    "kahn_persistent.cu", "gather.cu"])
+def test_no_pagerank_or_kahn_launch_takes_more_than_eight_arguments(source):
+    text = loader.inline_source(source)
+    # each kernel's declaration runs from __global__ to its body's brace; its parameters are the last
+    # parenthesized list there (launch bounds come before the name)
+    heads = [chunk.split("{", 1)[0] for chunk in text.split("__global__")[1:]]
+    kernels = [re.search(r"(\w+)\s*\(([^()]*)\)\s*$", head).groups() for head in heads]
+    assert kernels
+    if source == "pagerank.cu":
+        assert {name for name, _ in kernels} >= {"rank_fused", "rank_persistent", "degree_classes", "mark_frontier"}
+    for name, params in kernels:
+        assert params.count(",") + 1 <= 8, name
 
 
 def test_layout_positions():
@@ -50,6 +100,8 @@ def test_each_header_is_inlined_once():
     source = loader.inline_source("pagerank.cu")
     assert source.count("// ---- common.cuh ----") == 1
     assert source.count("struct IterationState {") == 1
+    for header in ("classes.cuh", "units.cuh", "kept.cuh", "marking.cuh", "relabel.cuh", "layouts.cuh"):
+        assert source.count(f"// ---- {header} ----") == 1, header
     # only system headers (cooperative_groups.h) stay includes; the project's are inlined
     assert '#include "' not in source and "#pragma once" not in source
 

@@ -6,7 +6,7 @@ the engines, the CLI, the figures and the claims take the approaches from
 takes each kernel design's terms from :data:`VARIANTS`, the loader passes
 :data:`BLOCK` and :data:`CLASS_LANES` to NVRTC as defines, and the control
 blocks the fused kernels share with the host (:data:`CLASS_PLAN`,
-:data:`ITERATION_STATE`) mirror the structs of ``kernels/layouts.cuh`` (a
+:data:`ITERATION_STATE`) and their parameter structs (:data:`KERNEL_STRUCTS`) mirror the structs of ``kernels/layouts.cuh`` (a
 test parses the header and compares). Importing this module needs neither
 NumPy nor CuPy.
 
@@ -19,6 +19,7 @@ against come from its companion reports on static GPU PageRank kernels
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 @dataclass(frozen=True)
@@ -273,6 +274,88 @@ CLASS_PLAN = Int32Layout("ClassPlan", (("count", len(CLASS_LANES)), ("first", le
 #: the ticket electing an iteration's last block, the work-unit counter and DF/DF-P's pull mode.
 ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1), ("converged", 1), ("ticket", 1),
                                                  ("work", 1), ("pull", 1)))
+
+
+#: NumPy type codes of the C types a kernel parameter struct holds (pointers are device addresses).
+C_TYPES = {"pointer": "u8", "int": "i4", "long long": "i8", "double": "f8"}
+
+
+@dataclass(frozen=True)
+class KernelStruct:
+    """A kernel parameter struct of ``kernels/layouts.cuh``, passed by value (CuPy copies a
+    one-element array of :meth:`dtype` into the launch's parameters).
+
+    Attributes
+    ----------
+    name : the struct's name in the header.
+    fields : (field, C type, element count) in declaration order; C type is a key of
+        :data:`C_TYPES`.
+    """
+
+    name: str
+    fields: tuple[tuple[str, str, int], ...]
+
+    def dtype(self):
+        """The NumPy structured dtype with the C layout (aligned fields, padded size)."""
+        return _struct_dtype(self)
+
+    def pack(self, **values):
+        """The struct as a one-element NumPy array; an array value (anything with ``.data.ptr``,
+        a CuPy array) gives its device address, None a null pointer, a sequence the elements of
+        an array field. Every field must be given."""
+        import numpy as np
+
+        if len(values) != len(self.fields) or not all(field in values for field, _, _ in self.fields):
+            missing = {field for field, _, _ in self.fields} ^ set(values)
+            raise TypeError(f"{self.name}: fields missing or unknown: {sorted(missing)}")
+        row = []
+        for field, ctype, count in self.fields:
+            value = values[field]
+            if ctype == "pointer":
+                value = tuple(_address(v) for v in value) if count > 1 else _address(value)
+            row.append(value)
+        return np.array([tuple(row)], dtype=self.dtype())
+
+
+@functools.lru_cache(maxsize=None)
+def _struct_dtype(struct: KernelStruct):
+    import numpy as np
+
+    return np.dtype([(field, C_TYPES[ctype], (count,)) if count > 1 else (field, C_TYPES[ctype])
+                     for field, ctype, count in struct.fields], align=True)
+
+
+def _address(value) -> int:
+    """A device address: 0 for None, ``value.data.ptr`` for a CuPy array, else the value itself."""
+    if value is None:
+        return 0
+    data = getattr(value, "data", None)
+    return data.ptr if hasattr(data, "ptr") else value
+
+
+def _pointers(*names: str) -> tuple[tuple[str, str, int], ...]:
+    return tuple((name, "pointer", 1) for name in names)
+
+
+#: The default engine's kernel parameters, one struct per launch family (``kernels/layouts.cuh``).
+KERNEL_STRUCTS = {s.name: s for s in (
+    KernelStruct("GraphArgs", _pointers("in_offsets", "sources", "inv_degree", "out_offsets", "targets")
+                 + (("n", "int", 1),)),
+    KernelStruct("RankBuffers", (("R", "pointer", 2), ("C", "pointer", 2))),
+    KernelStruct("FrontierBuffers", (("dv", "pointer", 1), ("dx", "pointer", 2), ("ever", "pointer", 1))),
+    KernelStruct("PlanArgs", _pointers("ids", "plan", "bounds")),
+    KernelStruct("SolveOptions", tuple((name, "double", 1) for name in ("c0", "alpha", "tau_f", "tau_p", "tau",
+                                                                         "pull_edges"))
+                 + (("max_iterations", "int", 1),)),
+    KernelStruct("BatchArgs", _pointers("del_src", "del_dst", "ins_src", "new_id")
+                 + (("num_del", "int", 1), ("num_ins", "int", 1), ("renamed", "int", 1))),
+    KernelStruct("SolveScratch", _pointers("slots", "work", "arrivals", "state")
+                 + (("capacity", "int", 1), ("classify", "int", 1))),
+    KernelStruct("ClassRange", (("ids", "pointer", 1), ("lo", "long long", 1), ("hi", "long long", 1),
+                                ("count", "int", 1))),
+    KernelStruct("RelabelArgs", _pointers("order", "rank", "in_offsets", "sources", "new_offsets", "new_sources")
+                 + (("n", "int", 1),)),
+)}
 
 
 def nvrtc_defines() -> tuple[str, ...]:

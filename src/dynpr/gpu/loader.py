@@ -138,14 +138,23 @@ def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], p
     return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
 
 
+def approach_code(mode: tuple[bool, bool, bool]) -> int:
+    """The approach template parameter of the default's rank kernels (``kernels/layouts.cuh``) for an
+    (affected, frontier, prune) triple: their sum, 0 for Static and ND up to 3 for DF-P."""
+    affected, frontier, prune = mode
+    if (frontier and not affected) or (prune and not frontier):
+        raise ValueError(f"no approach has the flags {mode}")
+    return int(affected) + int(frontier) + int(prune)
+
+
 def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: bool = False,
                       keep: bool = False) -> str:
     """Template name of the default's fused launch (``rank_fused``, an iteration per launch) or
     of its whole-solve cooperative launch (``rank_persistent``, where blocks may ``keep`` their
     work unit for the solve), over class lists or not."""
     if persistent:
-        return f"rank_persistent<{_bools(keep, listed, *mode)}>"
-    return f"rank_fused<{_bools(listed, *mode)}>"
+        return f"rank_persistent<{_bools(keep, listed)},{approach_code(mode)}>"
+    return f"rank_fused<{_bools(listed)},{approach_code(mode)}>"
 
 
 # Template instantiations go through NVRTC name expressions; extern "C"
@@ -153,7 +162,7 @@ def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: b
 PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
 PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True, keep) for listed, keep in
                              ((True, True), (True, False), (False, False)) for mode in RANK_MODES)
-PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "contributions", "relabel_vertices", "relabel_rows",
+PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "start_contributions", "relabel_vertices", "relabel_rows",
                   "relabel_long_rows", "rename_flags", "hold")
 # The baselines: the partitioned design's kernels, the precomputed-contribution
 # group kernels of every class (the unfused default and partitioned_prc serve

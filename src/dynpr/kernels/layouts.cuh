@@ -1,7 +1,9 @@
-// Control blocks the host allocates as int32 arrays and the kernels read and
-// write. dynpr.designs.CLASS_PLAN and ITERATION_STATE mirror these structs
-// field by field (tests/test_designs.py parses this header and compares), so
-// the host indexes them by name, not by number.
+// What kernels and host share: the control blocks the host allocates as int32
+// arrays (ClassPlan, IterationState), the default engine's kernel parameter
+// structs, passed by value, and the approach code its rank kernels are
+// templated on. dynpr.designs mirrors every struct here field by field
+// (CLASS_PLAN, ITERATION_STATE, KERNEL_STRUCTS; tests/test_designs.py parses
+// this header and compares), so the host fills and indexes them by name.
 #pragma once
 #include "common.cuh"
 
@@ -44,6 +46,108 @@ struct IterationState {
   unsigned int ticket;
   int work;
   int pull;
+};
+
+// The approach a rank kernel computes, one template parameter: dynpr.designs
+// ApproachFlags summed (affected + frontier + prune), so 0 is Static and ND,
+// 1 DT, 2 DF, 3 DF-P.
+__host__ __device__ constexpr bool affected(int approach) { return approach >= 1; }
+__host__ __device__ constexpr bool frontier(int approach) { return approach >= 2; }
+__host__ __device__ constexpr bool prune(int approach) { return approach == 3; }
+
+// Kernel parameters, one struct per launch family. Pointers are device
+// addresses (uint64 on the host), fields ordered widest first so that the
+// host's aligned NumPy dtype has the same layout.
+
+// The graph a launch ranks: in-CSR, 1/out-degree, out-CSR (DF/DF-P's push).
+struct GraphArgs {
+  const long long* in_offsets;
+  const int* sources;
+  const double* inv_degree;
+  const long long* out_offsets;
+  const int* targets;
+  int n;
+};
+
+// Rank and contribution buffers. rank_fused reads [0] and writes [1] (the
+// host swaps them every iteration); iteration i of rank_persistent reads
+// [i % 2] and writes the other.
+struct RankBuffers {
+  double* R[2];
+  double* C[2];
+};
+
+// Affected flags, the two expansion buffers (read [0], written [1] by
+// rank_fused, swapped like RankBuffers) and the ever-affected flags.
+struct FrontierBuffers {
+  unsigned char* dv;
+  unsigned char* dx[2];
+  unsigned char* ever;
+};
+
+// Class lists (degree_classes' ids, one row of n per class), their plan and
+// the classes' in-degree bounds; ids and plan unused without lists.
+struct PlanArgs {
+  int* ids;
+  ClassPlan* plan;
+  const long long* bounds;
+};
+
+// PageRankOptions as the kernels use them (c0 = (1 - alpha) / n).
+struct SolveOptions {
+  double c0;
+  double alpha;
+  double tau_f;
+  double tau_p;
+  double tau;
+  double pull_edges;
+  int max_iterations;
+};
+
+// A batch's edges, and new_id where the graph is relabelled (renamed).
+struct BatchArgs {
+  const int* del_src;
+  const int* del_dst;
+  const int* ins_src;
+  const int* new_id;
+  int num_del;
+  int num_ins;
+  int renamed;
+};
+
+// The whole-solve launch's rings (change and push-work slots, work counters,
+// barrier counters), its state, the kept rows' shared capacity (ints) and
+// whether the launch prepares itself (classify).
+struct SolveScratch {
+  double* slots;
+  int* work;
+  unsigned long long* arrivals;
+  IterationState* state;
+  int capacity;
+  int classify;
+};
+
+// One degree class of the baselines' class-per-launch kernels: its vertex ids
+// and their count (unlisted kernels walk vertices 0..count and keep those
+// whose degree is in (lo, hi]; the thread/block pairs of the partitioned
+// design read hi and lo respectively, the degree switch).
+struct ClassRange {
+  const int* ids;
+  long long lo;
+  long long hi;
+  int count;
+};
+
+// The relabelling's original and relabelled in-CSR: new_sources row i is
+// sources row order[i] renamed through rank.
+struct RelabelArgs {
+  const long long* order;
+  const int* rank;
+  const long long* in_offsets;
+  const int* sources;
+  const long long* new_offsets;
+  int* new_sources;
+  int n;
 };
 
 static_assert(sizeof(ClassPlan) == (2 * kMaxClasses + 2) * sizeof(int), "ClassPlan is an int32 array");

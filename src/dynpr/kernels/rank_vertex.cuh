@@ -60,7 +60,7 @@ struct RankArgs {
 };
 
 // Vertex v's in-edges: positions [begin, end) of RankArgs::sources (the graph's
-// in-CSR, or a block's copy of its rows in shared memory: stage_unit).
+// in-CSR, or a block's copy of its rows in shared memory: keep_unit).
 struct Row {
   long long begin = 0, end = 0;
 };
@@ -89,8 +89,8 @@ __device__ __forceinline__ void add_contribution(double x, double& c, bool& expa
 // R[u] * inv_degree[u]. With PRC the warp and block classes read `sources`
 // as int4 (16 bytes per lane, four independent gathers in flight per load),
 // after up to 3 leading edges that bring the index to a multiple of 4 and
-// before up to 3 trailing ones; measured on the H100 (web-NotreDame Static
-// 1.30 -> 1.15 ms). Only the order of the additions changes (~1e-17 in L1).
+// before up to 3 trailing ones (docs/dynamic.md, "Kernel structure"). Only the
+// order of the additions changes (~1e-17 in L1).
 // SIGNED (with PRC): see add_contribution. BATCHED (with PRC; the kept units
 // of rank_persistent, whose ids are in shared memory) takes the edges in
 // rounds: kGatherBatch ids, or kGatherQuads int4 in the warp and block
