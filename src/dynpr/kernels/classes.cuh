@@ -7,25 +7,27 @@
 
 namespace dynpr {
 
-// Lanes per vertex as a type, so a generic lambda gets them as a constant.
-template <int G>
-struct Lanes {
-  static constexpr int value = G;
+// A class as a type, its index and lanes per vertex constants, so that a generic
+// lambda indexes the plan and picks its gather at compile time.
+template <int K>
+struct Class {
+  static constexpr int index = K;
+  static constexpr int lanes = class_lanes(K);
 };
 
-// f(Lanes<class_lanes(k)>{}): the class dispatcher every class-listed path goes
-// through; k must be uniform over the group that calls.
+// f(Class<k>{}): the class dispatcher every class-listed path goes through; k
+// must be uniform over the group that calls.
 template <typename F>
-__device__ __forceinline__ auto with_class_lanes(int k, F f) {
+__device__ __forceinline__ auto with_class(int k, F f) {
   switch (k) {
     case 0:
-      return f(Lanes<class_lanes(0)>{});
+      return f(Class<0>{});
     case 1:
-      return f(Lanes<class_lanes(1)>{});
+      return f(Class<1>{});
     case 2:
-      return f(Lanes<class_lanes(2)>{});
+      return f(Class<2>{});
     default:
-      return f(Lanes<class_lanes(3)>{});
+      return f(Class<3>{});
   }
 }
 
@@ -89,11 +91,11 @@ __device__ __forceinline__ int unit_class(int u, const ClassPlan* plan) {
   return u >= plan->first[0] ? 0 : u >= plan->first[1] ? 1 : u >= plan->first[2] ? 2 : 3;
 }
 
-// This thread's item of unit u of class k (G lanes): a vertex per thread, per
-// G-lane group, or per block.
+// This thread's item of a unit of G lanes per vertex whose first item is
+// `first_item` (the unit's offset in its class times kBlock): a vertex per
+// thread, per G-lane group, or per block.
 template <int G>
-__device__ __forceinline__ long long unit_item(int u, int k, const ClassPlan* plan) {
-  const long long first_item = static_cast<long long>(u - plan->first[k]) * kBlock;
+__device__ __forceinline__ long long unit_item(long long first_item) {
   return G == kBlock ? first_item / kBlock : (first_item + threadIdx.x) / G;
 }
 

@@ -133,8 +133,8 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
 }  // namespace
 
 // The graph's out-CSR and the batch (in the graph's ids; not renamed) come as layouts.cuh's structs.
-extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
-    dynpr::GraphArgs g, dynpr::BatchArgs batch, int* visited, unsigned* queue, int* control, unsigned char* dv) {
+extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(const __grid_constant__ dynpr::GraphArgs g,
+    const __grid_constant__ dynpr::BatchArgs batch, int* visited, unsigned* queue, int* control, unsigned char* dv) {
   const long long* offsets = g.out_offsets;
   const int* targets = g.targets;
   const int n = g.n, num_del = batch.num_del, num_ins = batch.num_ins;

@@ -57,8 +57,8 @@ __device__ __forceinline__ KeptUnit keep_unit(int u, const int* ids, int n, cons
 template <int A>
 __device__ __forceinline__ double kept_step(const KeptUnit& unit, const RankArgs& a, const Frontier& fr, bool pull,
                                             double& edges) {
-  return with_class_lanes(unit.k, [&](auto lanes) {
-    return step_vertex<decltype(lanes)::value, A, true>(unit.active, unit.v, a, fr, pull, edges, unit.row);
+  return with_class(unit.k, [&](auto c) {
+    return step_vertex<decltype(c)::lanes, A, true>(unit.active, unit.v, a, fr, pull, edges, unit.row);
   });
 }
 
@@ -89,8 +89,8 @@ __device__ __forceinline__ bool reach_vertex(bool active, int v, Row row, const 
 
 // reach_vertex over a kept unit (its rows in shared memory where they fit).
 __device__ __forceinline__ bool kept_reach(const KeptUnit& unit, unsigned char* dv) {
-  return with_class_lanes(unit.k, [&](auto lanes) {
-    return reach_vertex<decltype(lanes)::value>(unit.active, unit.v, unit.row, unit.sources, dv);
+  return with_class(unit.k, [&](auto c) {
+    return reach_vertex<decltype(c)::lanes>(unit.active, unit.v, unit.row, unit.sources, dv);
   });
 }
 

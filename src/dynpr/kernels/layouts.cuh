@@ -57,7 +57,13 @@ __host__ __device__ constexpr bool prune(int approach) { return approach == 3; }
 
 // Kernel parameters, one struct per launch family. Pointers are device
 // addresses (uint64 on the host), fields ordered widest first so that the
-// host's aligned NumPy dtype has the same layout.
+// host's aligned NumPy dtype has the same layout. The default engine's
+// kernels and DT's search take them as `const __grid_constant__` (sm_70 and
+// later): they stay in the parameter space, read where a field is needed,
+// where a plain parameter handed on by reference is first copied into values
+// the kernel keeps live, which cost the whole-solve kernels registers and
+// spills. The baselines' kernels read fields directly and take them plainly,
+// where the qualifier only moved registers (docs/dynamic.md, "Kernel structure").
 
 // The graph a launch ranks: in-CSR, 1/out-degree, out-CSR (DF/DF-P's push).
 struct GraphArgs {

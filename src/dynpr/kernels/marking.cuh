@@ -57,8 +57,8 @@ __device__ __forceinline__ void announce_source(long long i, const BatchArgs& ba
 // starts the run in pull mode when they exceed pull_edges. The batch is in
 // the graph's ids (not renamed).
 extern "C" __global__ void __launch_bounds__(dynpr::kBlock) mark_frontier(
-    dynpr::BatchArgs batch, dynpr::GraphArgs g, dynpr::FrontierBuffers f, double pull_edges, double* delta,
-    dynpr::IterationState* state) {
+    const __grid_constant__ dynpr::BatchArgs batch, const __grid_constant__ dynpr::GraphArgs g,
+    const __grid_constant__ dynpr::FrontierBuffers f, double pull_edges, double* delta, dynpr::IterationState* state) {
   const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   const int num_del = batch.num_del;
@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) mark_frontier(
 // DF/DF-P's initial marking where they pull from the first iteration, in a
 // launch of its own after the starting contributions: announce_source for
 // every batch edge.
-extern "C" __global__ void mark_sources(dynpr::BatchArgs batch, double* C, unsigned char* dv) {
+extern "C" __global__ void mark_sources(const __grid_constant__ dynpr::BatchArgs batch, double* C, unsigned char* dv) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < batch.num_del + batch.num_ins) dynpr::announce_source<true>(i, batch, C, dv);
 }

@@ -22,8 +22,8 @@ using namespace dynpr;
 // Vertex classes in one launch (classify_chunk, a chunk per block, then
 // lay_out_units_if_last). With `contributions` it also writes the starting
 // contributions C = R / d into r.C[0] and r.C[1] from r.R[0] (a launch less).
-extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(GraphArgs g, PlanArgs p, int num_classes,
-                                                                     RankBuffers r, int contributions) {
+extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(const __grid_constant__ GraphArgs g,
+    const __grid_constant__ PlanArgs p, int num_classes, const __grid_constant__ RankBuffers r, int contributions) {
   __shared__ ClassifyShared shared;
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (contributions && v < g.n) start_contribution(v, r.R[0], g.inv_degree, r.C[0], r.C[1], false);
@@ -32,7 +32,8 @@ extern "C" __global__ void __launch_bounds__(kBlock) degree_classes(GraphArgs g,
 }
 
 // The starting contributions alone (start_contribution), where no classes are listed.
-extern "C" __global__ void start_contributions(GraphArgs g, RankBuffers r) {
+extern "C" __global__ void start_contributions(const __grid_constant__ GraphArgs g,
+    const __grid_constant__ RankBuffers r) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v < g.n) start_contribution(v, r.R[0], g.inv_degree, r.C[0], r.C[1], false);
 }
@@ -84,8 +85,10 @@ __device__ __forceinline__ RankArgs rank_args(const GraphArgs& g, const int* sou
 // uniform over the grid) go to delta before. Reads r[0] and f.dx[0], writes
 // r[1] and f.dx[1].
 template <bool LISTED, int A>
-__global__ void __launch_bounds__(kBlock) rank_fused(GraphArgs g, PlanArgs p, RankBuffers r, FrontierBuffers f,
-                                                     SolveOptions o, double* delta, IterationState* state) {
+__global__ void __launch_bounds__(kBlock) rank_fused(const __grid_constant__ GraphArgs g,
+    const __grid_constant__ PlanArgs p, const __grid_constant__ RankBuffers r,
+    const __grid_constant__ FrontierBuffers f, const __grid_constant__ SolveOptions o, double* delta,
+    IterationState* state) {
   __shared__ SweepShared<LISTED> shared;
   if (state->done) return;
   const bool pull = frontier(A) && state->pull;
@@ -152,8 +155,10 @@ struct SolveShared<true, true> {
 template <bool KEEP, bool LISTED, int A>
 __global__ void __launch_bounds__(kBlock, KEEP ? (affected(A) ? 3 : 4)
                                                : ((frontier(A) || (affected(A) && !LISTED)) ? 4 : 6))
-    rank_persistent(GraphArgs g, PlanArgs p, RankBuffers r, FrontierBuffers f, SolveOptions o, SolveScratch s,
-                    BatchArgs batch) {
+    rank_persistent(const __grid_constant__ GraphArgs g, const __grid_constant__ PlanArgs p,
+                    const __grid_constant__ RankBuffers r, const __grid_constant__ FrontierBuffers f,
+                    const __grid_constant__ SolveOptions o, const __grid_constant__ SolveScratch s,
+                    const __grid_constant__ BatchArgs batch) {
   extern __shared__ int staged[];
   __shared__ SolveShared<KEEP, LISTED> shared;
   const ClassPlan* plan = p.plan;

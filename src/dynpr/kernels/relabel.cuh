@@ -8,9 +8,8 @@
 // Vertex i of the relabelled graph is vertex order[i]: rank[order[i]] = i,
 // and its in-degree (into degree[i], scanned into the new in-offsets on the
 // host side), 1/d and starting rank move with it.
-extern "C" __global__ void relabel_vertices(const long long* order, dynpr::GraphArgs g, const double* start,
-                                            int* rank, long long* degree, double* new_inv_degree,
-                                            double* new_start) {
+extern "C" __global__ void relabel_vertices(const long long* order, const __grid_constant__ dynpr::GraphArgs g,
+    const double* start, int* rank, long long* degree, double* new_inv_degree, double* new_start) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.n) return;
   const int v = static_cast<int>(order[i]);
@@ -32,7 +31,8 @@ extern "C" __global__ void rename_flags(const unsigned char* reached, const int*
 // order, so each vertex adds the same contributions in the same sequence.
 // 8 lanes per row of at most `limit` in-edges (most rows are short, and each
 // row's copy waits on a chain of dependent loads: more rows in flight).
-extern "C" __global__ void __launch_bounds__(dynpr::kBlock) relabel_rows(dynpr::RelabelArgs r, long long limit) {
+extern "C" __global__ void __launch_bounds__(dynpr::kBlock) relabel_rows(const __grid_constant__ dynpr::RelabelArgs r,
+    long long limit) {
   const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 3;
   if (i >= r.n) return;
   const long long begin = r.new_offsets[i], d = r.new_offsets[i + 1] - begin;
@@ -46,7 +46,8 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) relabel_rows(dynpr::
 // (inclusive scan), so block b copies chunk b - last[j-1] of the row j with
 // last[j-1] <= b < last[j].
 extern "C" __global__ void __launch_bounds__(dynpr::kBlock) relabel_long_rows(
-    dynpr::RelabelArgs r, const long long* rows, const long long* last, int count, long long chunk) {
+    const __grid_constant__ dynpr::RelabelArgs r, const long long* rows, const long long* last, int count,
+    long long chunk) {
   const long long b = blockIdx.x;
   int lo = 0, hi = count - 1;
   while (lo < hi) {  // the first j with last[j] > b

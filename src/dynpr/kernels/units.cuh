@@ -124,11 +124,13 @@ __device__ __forceinline__ void sweep(const int* ids, int n, const ClassPlan* pl
   } else {
     for_each_unit(plan->total, work, shared.next, [&](int u) {
       const int k = unit_class(u, plan);  // uniform over the block: every thread takes the same branch
-      with_class_lanes(k, [&](auto lanes) {
-        constexpr int G = decltype(lanes)::value;
+      const int* class_ids = ids + static_cast<long long>(k) * n;
+      const long long first_item = static_cast<long long>(u - plan->first[k]) * kBlock;
+      with_class(k, [&](auto c) {
+        constexpr int G = decltype(c)::lanes;
         bool active;
-        const int v = class_vertex<true>(unit_item<G>(u, k, plan), ids + static_cast<long long>(k) * n,
-                                         plan->count[k], a.in_offsets, 0, 0, active);
+        const int v = class_vertex<true>(unit_item<G>(first_item), class_ids, plan->count[decltype(c)::index],
+                                         a.in_offsets, 0, 0, active);
         change = fmax(change, step_vertex<G, A>(active, v, a, fr, pull, edges));
       });
     });
