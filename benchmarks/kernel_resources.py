@@ -15,8 +15,11 @@ Registers depend on the compiler's version: run it under a Python whose NVRTC is
 "nvidia-cuda-cccl==13.0.*"`` for CUDA 13.0). Each tree needs a ``.venv`` with dynpr's
 dependencies (or pass ``--python`` once per tree)::
 
-    python benchmarks/kernel_resources.py ../old-checkout . [--only pagerank.cu]
+    python benchmarks/kernel_resources.py ../old-checkout . [--only pagerank.cu] [--nvdisasm PATH]
 
+``--nvdisasm`` adds each kernel's machine instructions (CUDA's nvdisasm, or the one Triton's
+wheel carries). On a machine with a GPU, ``--device`` builds the modules through CuPy as the
+engine does and prints the driver's attributes instead (registers, local memory, shared memory).
 Tables for the kernel split of issue 34: ``docs/measurements/kernel_resources/``.
 """
 
@@ -29,6 +32,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 # (source, which lists of the loader, cooperative): the modules dynpr.gpu.loader builds
 MODULES = (
@@ -122,7 +126,8 @@ def include_options() -> list[str]:
 
 
 def compile_module(source: str, text: str, names: list[str], options: list[str], ptx: bool):
-    """(log or PTX text, {lowered name: name expression}); exits with NVRTC's log on failure."""
+    """(log and cubin, or PTX text; {lowered name: name expression}); exits with NVRTC's log on
+    failure."""
     nvrtc = _nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(text.encode(), source.encode(), 0, [], [])
     for name in names:
@@ -147,7 +152,10 @@ def compile_module(source: str, text: str, names: list[str], options: list[str],
         out = b" " * size
         nvrtc.nvrtcGetPTX(prog, out)
         return out.decode(errors="replace"), lowered
-    return log.decode(errors="replace"), lowered
+    _, size = nvrtc.nvrtcGetCUBINSize(prog)
+    cubin = b" " * size
+    nvrtc.nvrtcGetCUBIN(prog, cubin)
+    return (log.decode(errors="replace"), cubin), lowered
 
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
@@ -187,13 +195,34 @@ def ptx_instructions(ptx: str) -> dict[str, int]:
     return counts
 
 
+_SASS_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+\S")
+
+
+def sass_instructions(cubin: bytes, nvdisasm: str) -> dict[str, int]:
+    """Machine instructions of each function of ``cubin`` (lowered name), as ``nvdisasm`` lists them."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as file:
+        file.write(cubin)
+        file.flush()
+        listing = subprocess.run([nvdisasm, "-c", file.name], capture_output=True, text=True, check=True).stdout
+    counts, current = {}, None
+    for line in listing.splitlines():
+        if m := re.match(r"\s*\.text\.(\S+):", line):
+            current = m.group(1)
+            counts[current] = 0
+        elif current is not None and _SASS_INSTRUCTION.match(line):
+            counts[current] += 1
+    return counts
+
+
 def nvrtc_version() -> str:
     _, major, minor = _nvrtc().nvrtcVersion()
     return f"{major}.{minor}"
 
 
-def tree_table(tree: pathlib.Path, python: str | None, only: str | None) -> dict[tuple, dict]:
-    """{(source, list, position): usage with ``name`` and ``ptx``} for every kernel of ``tree``."""
+def tree_table(tree: pathlib.Path, python: str | None, only: str | None,
+               nvdisasm: str | None = None) -> dict[tuple, dict]:
+    """{(source, list, position): usage with ``name``, ``ptx`` and (given ``nvdisasm``) ``sass``
+    instruction counts} for every kernel of ``tree``."""
     info = tree_inputs(tree, python)
     # the loader's options, then what CuPy's compile_using_nvrtc adds (NVRTC 12 and later)
     base = ["-std=c++17", *info["defines"], "-ftz=true", "--device-as-default-execution-space", *include_options()]
@@ -203,13 +232,15 @@ def tree_table(tree: pathlib.Path, python: str | None, only: str | None) -> dict
             continue
         names = [n for lst in lists for n in info["names"][lst]]
         options = base + (["--device-c"] if cooperative else [])
-        log, lowered = compile_module(source, info["sources"][source], names, options, ptx=False)
+        (log, cubin), lowered = compile_module(source, info["sources"][source], names, options, ptx=False)
         ptx, _ = compile_module(source, info["sources"][source], names, options, ptx=True)
         usage, counts = parse_ptxas(log), ptx_instructions(ptx)
+        sass = sass_instructions(cubin, nvdisasm) if nvdisasm else {}
         for lst in lists:
             for position, name in enumerate(info["names"][lst]):
                 low = next(k for k, v in lowered.items() if v == name)
-                rows[(source, lst, position)] = {"name": name, **usage.get(low, {}), "ptx": counts.get(low, -1)}
+                rows[(source, lst, position)] = {"name": name, **usage.get(low, {}), "ptx": counts.get(low, -1),
+                                                 **({"sass": sass[low]} if low in sass else {})}
     return rows
 
 
@@ -222,14 +253,24 @@ def main(argv=None) -> int:
     parser.add_argument("--device", action="store_true",
                         help="build through CuPy on this machine's GPU and read the driver's attributes instead "
                              "(registers, local memory, shared memory; no spill or PTX counts)")
+    parser.add_argument("--nvdisasm", help="an nvdisasm to count each kernel's machine instructions with "
+                                           "(CUDA's, or the one Triton's wheel carries)")
     args = parser.parse_args(argv)
     pythons = args.python or [None] * len(args.trees)
-    table = device_table if args.device else tree_table
-    tables = [table(t.resolve(), p, args.only) for t, p in zip(args.trees, pythons)]
+    if args.device:
+        tables = [device_table(t.resolve(), p, args.only) for t, p in zip(args.trees, pythons)]
+    else:
+        tables = [tree_table(t.resolve(), p, args.only, args.nvdisasm) for t, p in zip(args.trees, pythons)]
     keys = list(dict.fromkeys(k for table in tables for k in table))
-    header = "kernel".ljust(44) + "".join(f" | {t.resolve().name[:26]:>26}" for t in args.trees)
+    labels = {key: ("coop " if key[1] == "PERSISTENT_TEMPLATES" or key[0] == "dt_bfs.cu" else "")
+              + next(t[key]["name"] for t in tables if key in t) for key in keys}
+    first = max(map(len, labels.values()))
+    width = 34 if args.nvdisasm else 26
+    header = "kernel".ljust(first) + "".join(f" | {t.resolve().name[:width]:>{width}}" for t in args.trees)
     compiler = "CuPy on this GPU" if args.device else f"NVRTC {nvrtc_version()}, sm_90"
-    print(f"{compiler}; per tree: registers / stack frame / spill stores+loads / smem / PTX instructions")
+    print(f"{compiler}; per tree: r registers / s stack frame bytes / sp spill stores+loads bytes / "
+          f"sm shared memory bytes / p PTX instructions"
+          + (" / m machine (SASS) instructions" if args.nvdisasm else ""))
     print(header)
     print("-" * len(header))
     for key in keys:
@@ -239,10 +280,8 @@ def main(argv=None) -> int:
             cells.append("missing" if row is None else
                          f"{row.get('regs', '?')}r {row.get('stack', '?')}s "
                          f"{row.get('spill_st', '?')}+{row.get('spill_ld', '?')}sp {row.get('smem', 0)}sm "
-                         f"{row.get('ptx', '?')}i")
-        name = next(t[key]["name"] for t in tables if key in t)
-        label = f"{'coop ' if key[1] == 'PERSISTENT_TEMPLATES' or key[0] == 'dt_bfs.cu' else ''}{name}"
-        print(f"{label[:44]:44}" + "".join(f" | {c:>26}" for c in cells))
+                         f"{row.get('ptx', '?')}p" + (f" {row.get('sass', '?')}m" if args.nvdisasm else ""))
+        print(labels[key].ljust(first) + "".join(f" | {c:>{width}}" for c in cells))
     return 0
 
 
