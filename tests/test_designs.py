@@ -63,6 +63,24 @@ def test_kernel_structs_pack_addresses_and_values():
     assert np.dtype(designs.C_TYPES["pointer"]).itemsize == 8
 
 
+def test_kernel_structs_packed_again_are_reused_only_for_the_same_values():
+    # Launches repeat their structs every iteration; a repeat reuses the packed bytes, a
+    # change of any field (the swapped rank buffers of the next iteration) packs anew.
+    buffers = designs.KERNEL_STRUCTS["RankBuffers"]
+    first = buffers.pack(R=(1, 2), C=(3, 4))
+    assert buffers.pack(R=(1, 2), C=(3, 4)) is first
+    swapped = buffers.pack(R=(2, 1), C=(4, 3))
+    assert swapped["R"][0].tolist() == [2, 1] and swapped["C"][0].tolist() == [4, 3]
+    assert first["R"][0].tolist() == [1, 2] and first["C"][0].tolist() == [3, 4]  # not overwritten
+    options = designs.KERNEL_STRUCTS["SolveOptions"]
+    fields = dict(c0=0.15, alpha=0.85, tau_f=1e-6, tau_p=1e-6, tau=1e-10, pull_edges=-1.0, max_iterations=500)
+    assert options.pack(**fields).tobytes() == options.pack(**fields).tobytes()
+    assert int(options.pack(**{**fields, "max_iterations": 7})["max_iterations"][0]) == 7
+    padding = designs.KERNEL_STRUCTS["GraphArgs"].pack(in_offsets=1, sources=2, inv_degree=3, out_offsets=4,
+                                                        targets=5, n=6).tobytes()[44:]
+    assert padding == bytes(4)  # padding written as zeros: equal structs are equal bytes
+
+
 @pytest.mark.parametrize("source", ["pagerank.cu", "baselines.cu", "static_variants.cu", "dt_bfs.cu", "kahn.cu",
                                     "kahn_persistent.cu", "gather.cu"])
 def test_no_pagerank_or_kahn_launch_takes_more_than_eight_arguments(source):
