@@ -287,6 +287,8 @@ def test_a_line_without_end_is_not_read_whole(tmp_path, monkeypatch, name, call)
 def test_search_for_the_bad_line_reads_lines_bounded(tmp_path, monkeypatch):
     path = tmp_path / "e.txt"
     path.write_bytes(b"1 2\n" + b"7" * (2 * MB) + b"\n3 4\n")  # one block, a line the parser cannot take
-    monkeypatch.setattr(readers, "MAX_LINE_BYTES", MB)
+    with pytest.raises(ParseError, match=r"e\.txt: line 2: expected 2 fields, got 1: '7{80}'$"):
+        read_snap(path)
+    monkeypatch.setattr(readers, "TEXT_BLOCK_BYTES", MB)  # the search reads blocks of whole lines, no longer
     with pytest.raises(ParseError, match=r"e\.txt: line 2 is longer than 1,048,576 bytes: not a text graph file"):
         read_snap(path)

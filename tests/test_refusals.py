@@ -340,16 +340,23 @@ def test_progress_counts_every_solve_with_the_references(tmp_path, monkeypatch, 
     assert totals == [(1 + 2 * (2 * 2 + 1), "solves")] and sum(updates) == totals[0][0]
 
 
+# a value column per field: the ids before it are digits only in every field, never rounded
+MM_VALUES = {"pattern": "", "real": " -2.5e-3", "integer": " -3", "complex": " 1.0 -2.5"}
+
+
 @pytest.mark.parametrize("container", ["mtx", "mtx.gz", "tar.gz"])
-@pytest.mark.parametrize("entry", ["1 2.0", "1e0 2", "+1 2"])
-def test_matrix_market_pattern_ids_parse_as_digits_only(tmp_path, container, entry):
+@pytest.mark.parametrize("entry", ["1 2.0", "2.0 1", "1e0 2", "+1 2"])
+@pytest.mark.parametrize("field", sorted(MM_VALUES))
+def test_matrix_market_ids_parse_as_digits_only(tmp_path, container, entry, field):
     import gzip
     import io
     import tarfile
 
     from dynpr.readers import read_edges
 
-    text = f"%%MatrixMarket matrix coordinate pattern general\n% c 2.5e3 -1\n5 5 3\n3 4\n{entry}\n2 3\n".encode()
+    value = MM_VALUES[field]
+    text = (f"%%MatrixMarket matrix coordinate {field} general\n% c 2.5e3 -1\n5 5 3\n3 4{value}\n{entry}{value}\n"
+            f"2 3{value}\n").encode()
     path = tmp_path / f"g.{container}"
     if container == "tar.gz":
         with tarfile.open(path, "w:gz") as tar:
@@ -358,7 +365,7 @@ def test_matrix_market_pattern_ids_parse_as_digits_only(tmp_path, container, ent
             tar.addfile(info, io.BytesIO(text))
     else:
         path.write_bytes(gzip.compress(text) if container.endswith(".gz") else text)
-    with pytest.raises(ParseError, match=rf"line 5: expected two positive integer ids, got '{re.escape(entry)}'"):
+    with pytest.raises(ParseError, match=rf"line 5: expected two positive integer ids, got '{re.escape(entry + value)}'"):
         read_edges(path)
 
 
@@ -373,10 +380,10 @@ def test_matrix_market_values_may_hold_signs_and_points(tmp_path):
 def test_digits_only_stream_follows_a_comment_across_pieces():
     import io
 
-    from dynpr.readers import _DigitsOnly
+    from dynpr.id_text import DigitsOnly
 
-    def read_in_pieces(data: bytes, size: int) -> bytes:
-        stream, out = _DigitsOnly(io.BytesIO(data)), b""
+    def read_in_pieces(data: bytes, size: int, id_fields: int | None = None) -> bytes:
+        stream, out = DigitsOnly(io.BytesIO(data), id_fields), b""
         while True:
             buffer = bytearray(size)
             n = stream.readinto(buffer)
@@ -388,3 +395,23 @@ def test_digits_only_stream_follows_a_comment_across_pieces():
         assert read_in_pieces(text, size) == text
         with pytest.raises(ValueError, match="not digits only"):
             read_in_pieces(text + b"5 6.0\n", size)
+
+
+
+def test_digits_only_stream_counts_the_id_fields_across_pieces():
+    """A value column may hold signs and points; a field begun in one piece goes on in the next."""
+    import io
+
+    from dynpr.id_text import DigitsOnly
+
+    def read_in_pieces(data: bytes, size: int) -> bytes:
+        stream, out = DigitsOnly(io.BytesIO(data), 2), b""
+        while n := stream.readinto(buffer := bytearray(size)):
+            out += bytes(buffer[:n])
+        return out
+    text = b"1 2 -1.0\n  11\t22\t3.5e-3 -4.5\n% 1.0 2.0\n3 4 +5 # x.y\n"
+    for size in (1, 2, 3, 5, 7, 64):
+        assert read_in_pieces(text, size) == text
+        for bad in (b"5 6.0 1\n", b"5.0 6 1\n", b" -5 6 1\n", b"5 6e0 1\n"):
+            with pytest.raises(ValueError, match="not digits only"):
+                read_in_pieces(text + bad, size)

@@ -30,7 +30,7 @@ TIERS = (
     # the graph and batch types and the checks every input passes
     {"dynpr.csr_checks", "dynpr.graph", "dynpr.validate", "dynpr.batches.batch"},
     # data: making, storing and applying batches, reading graph files, catalog, results, figures, claims
-    {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.readers",
+    {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.readers", "dynpr.id_text",
      "dynpr.tar_streams", "dynpr.catalog", "dynpr.download", "dynpr.random_dag", "dynpr.ranks", "dynpr.results",
      "dynpr.figure_style", "dynpr.plots", "dynpr.claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them

@@ -54,8 +54,8 @@ def _approaches(value: str) -> list[str]:
     return codes
 
 
-def _integer(low: int):
-    """An argparse type: an integer of at least ``low``."""
+def _integer(low: int, high: int | None = None):
+    """An argparse type: an integer of at least ``low`` (and at most ``high``)."""
     def parse(value: str) -> int:
         try:
             number = int(value)
@@ -63,11 +63,16 @@ def _integer(low: int):
             raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
         if number < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and number > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value}")
         return number
     return parse
 
 
 _positive_int = _integer(1)
+# a mistyped count would otherwise run for days before anything is written
+MAX_REPEAT = 1000
+MAX_BATCH_COUNT = 10_000
 _non_negative_int = _integer(0)
 
 
@@ -123,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--approach", action="append", type=_approaches, metavar="CODE[,CODE...]",
                     help=f"approaches ({', '.join(APPROACHES)}); repeatable; default: all with --batch, static without")
     pr.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
-    pr.add_argument("--repeat", type=_positive_int, default=1, help="runs of each approach on each batch")
+    pr.add_argument("--repeat", type=_integer(1, MAX_REPEAT), default=1,
+                    help=f"runs of each approach on each batch (at most {MAX_REPEAT:,})")
     pr.add_argument("--reference", action="store_true", help=f"add l1_error against Static at tolerance {REFERENCE_TOLERANCE:g}")
     pr.add_argument("--ranks-out", metavar="FILE",
                     help="write a ranks table: vertex (original id), rank, approach (and batch_index with --batch), "
@@ -155,8 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("graph", help="catalog name or graph file")
     batch.add_argument("--fraction", type=_number(0, 1, low_open=True), required=True,
                        help="batch size as a fraction of |E|, e.g. 1e-4")
-    batch.add_argument("--count", type=_positive_int, default=1,
-                       help="batches, each an independent update of GRAPH (default 1)")
+    batch.add_argument("--count", type=_integer(1, MAX_BATCH_COUNT), default=1,
+                       help=f"batches, each an independent update of GRAPH (default 1, at most {MAX_BATCH_COUNT:,})")
     batch.add_argument("--insert-share", type=_number(0, 1), default=0.8, help="share of insertions (default 0.8)")
     batch.add_argument("--seed", type=_non_negative_int, default=42, help="random seed (default 42)")
     batch.add_argument("--out", required=True, metavar="FILE.npz", help="batch file to write")

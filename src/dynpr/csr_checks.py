@@ -25,8 +25,8 @@ DIGEST_KEY = "graph_sha256"
 #: the npz entry holding :func:`arrays_digest` of every other stored array (``vertex_ids``, ``temporal_*``,
 #: ``param_*``): with :data:`DIGEST_KEY` and the transpose check, every array of the file is covered
 ARRAYS_DIGEST_KEY = "arrays_sha256"
-# odd 64-bit multipliers of the order-independent edge fingerprint (splitmix64 constants)
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+# odd 64-bit multipliers of the vertex hashes of the edge fingerprint (splitmix64 constants)
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9))
 #: edges per chunk of the graph checks (whole rows; bounds their memory)
 _CHUNK = 1 << 22
 #: threads checking chunks at once (each holds ~50 bytes per edge of its chunk)
@@ -89,22 +89,28 @@ def as_vertex_ids(what: str, values) -> np.ndarray:
 # --------------------------------------------------------------------------- graphs
 
 
-def _fingerprint(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Order-independent fingerprint of the edges ``(src[i], dst[i])``: two wrapping uint64 sums.
+def _vertex_hash(ids: np.ndarray, salt: np.uint64) -> np.ndarray:
+    """A salted multiply-xorshift-multiply hash of each id: uint64, wrapping, in place (two
+    multiplications: the fingerprint hashes every edge once)."""
+    mixed = ids.astype(np.uint64)
+    mixed += salt
+    mixed *= _MIX[0]
+    mixed ^= mixed >> np.uint64(32)
+    mixed *= _MIX[1]
+    return mixed
 
-    Each edge key is mixed two ways (splitmix64 steps) and summed: equal for the
-    same edges in any order, unequal for different edge sets except by a
-    2**-64-scale accident. Summing per chunk gives the sum over all edges.
-    """
-    key = src.astype(np.uint64) * _MIX[0] + dst.astype(np.uint64)
-    mixed = (key ^ (key >> np.uint64(31))) * _MIX[1]
-    mixed ^= mixed >> np.uint64(29)
-    mixed *= _MIX[2]
-    return np.array([key.sum(dtype=np.uint64), mixed.sum(dtype=np.uint64)], dtype=np.uint64)
+
+#: salts of the two vertex hashes of the edge fingerprint: H_SOURCE(s) * H_TARGET(t) per edge (s, t)
+_SOURCE_SALT, _TARGET_SALT = np.uint64(1), np.uint64(2)
 
 
 def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, transposed: bool) -> np.ndarray:
     """Check one CSR side chunk by chunk; return the fingerprint of its edges as (source, target) pairs.
+
+    The fingerprint is the wrapping uint64 sum over edges (s, t) of hash(s) * hash(t), the
+    hash salted differently for sources and targets: equal for the same edges in any order, unequal for different
+    edge sets except by a 2**-64-scale accident. Per row it is the row vertex's hash times the
+    sum of its entries' hashes, so only the entries are hashed edge by edge.
 
     Chunks of about ``_CHUNK`` edges (whole rows), :data:`_WORKERS` at a time, keep
     the memory at O(|V| + chunk) on graphs of billions of edges.
@@ -120,33 +126,35 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
         check_ids(what, indices, n)
     except InputError as err:
         raise GraphError(str(err)) from None
+    row_salt, entry_salt = (_TARGET_SALT, _SOURCE_SALT) if transposed else (_SOURCE_SALT, _TARGET_SALT)
     has_loop = np.zeros(n, dtype=bool)
-    total = np.zeros(2, dtype=np.uint64)
+    total = np.zeros(1, dtype=np.uint64)
     # vertex boundaries of the chunks: the first row reaching each multiple of _CHUNK edges
     bounds = np.unique(np.concatenate([[0], np.searchsorted(offsets, np.arange(0, len(indices), _CHUNK), side="right")
                                        - 1, [n]]).clip(0, n))
 
     def check_rows(v0: int, v1: int):
         lo, hi = int(offsets[v0]), int(offsets[v1])
-        rows = np.repeat(np.arange(v0, v1, dtype=np.int64), counts[v0:v1])
-        cols = indices[lo:hi].astype(np.int64)
-        keys = rows * n + cols
-        if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
-            at = int(np.argmax(keys[1:] <= keys[:-1])) + 1
+        cols = indices[lo:hi]
+        rows = np.repeat(np.arange(v0, v1, dtype=np.int32), counts[v0:v1])  # ids < n fit int32
+        # strictly increasing within each row: a step down or a repeat is allowed only where a row starts
+        bad = cols[1:] <= cols[:-1]
+        starts = offsets[v0 + 1:v1]
+        bad[starts[(starts > lo) & (starts < hi)] - lo - 1] = False
+        if bool(bad.any()):
+            at = int(np.argmax(bad)) + 1
             raise GraphError(f"{what}: vertex {int(rows[at])}'s list is unsorted or repeats {int(cols[at])}")
+        sums = np.cumsum(_vertex_hash(cols, entry_salt))  # wrapping, like every sum of the fingerprint
+        ends = offsets[v0 + 1:v1 + 1] - lo
+        row_sums = np.where(ends > 0, sums[np.maximum(ends - 1, 0)], 0)
+        row_sums[1:] -= row_sums[:-1].copy()  # each row's own entries
         with np.errstate(over="ignore"):
-            fingerprint = _fingerprint(cols, rows) if transposed else _fingerprint(rows, cols)
-        ends = (int(keys[0]), int(keys[-1])) if keys.size else None
-        return ends, rows[rows == cols], fingerprint
+            fingerprint = (_vertex_hash(np.arange(v0, v1), row_salt) * row_sums).sum(dtype=np.uint64)
+        return rows[cols == rows], fingerprint
 
     # NumPy releases the GIL in these array operations, so chunks check in parallel
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-        previous = -1  # key of the last edge of the previous chunk
-        for ends, loops, fingerprint in pool.map(check_rows, bounds[:-1], bounds[1:]):
-            if ends is not None:
-                if ends[0] <= previous:
-                    raise GraphError(f"{what}: vertex {ends[0] // n}'s list is unsorted or repeats {ends[0] % n}")
-                previous = ends[1]
+        for loops, fingerprint in pool.map(check_rows, bounds[:-1], bounds[1:]):
             has_loop[loops] = True
             with np.errstate(over="ignore"):
                 total += fingerprint

@@ -49,7 +49,7 @@ class DynamicPageRank:
     def __init__(self, graph: Graph, approach: str = "dfp", backend: str = "auto",
                  options: PageRankOptions | None = None):
         if approach not in APPROACHES:
-            raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
+            raise InputError(f"approach must be one of {APPROACHES}, got {approach!r}")
         self.approach = approach
         self.backend = resolve_backend(backend)
         self.options = options or PageRankOptions()

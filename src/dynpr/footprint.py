@@ -35,8 +35,9 @@ PROCESS_BYTES = 100 << 20
 #: Host memory of a CUDA context with CuPy and its kernels loaded (what the H100 run jobs held beyond the
 #: graph, its check and the batch: docs/scaling.md).
 CUDA_PROCESS_BYTES = 600 << 20
-#: Scratch per edge of a chunk while a prepared graph is checked (:func:`dynpr.validate.check_graph`).
-CHECK_BYTES_PER_EDGE = 56
+#: Scratch per edge of a chunk while a prepared graph is checked (:func:`dynpr.validate.check_graph`):
+#: 32-34 measured at rmat-22 on the 2-core machine.
+CHECK_BYTES_PER_EDGE = 32
 #: Edges per checked chunk (``dynpr.validate``'s ``_CHUNK``), and how many chunks' scratch the peak holds:
 #: measured as two on 2 cores and on 16 (the threads' peaks do not coincide).
 CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, 2

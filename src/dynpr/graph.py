@@ -372,22 +372,25 @@ class Graph:
 
         Raises
         ------
-        ValueError
-            If an id is negative, not below ``num_vertices``, or beyond int32.
+        GraphError
+            (a ``ValueError``) If an id is not an integer (``0.5`` is never truncated), is negative,
+            not below ``num_vertices``, or beyond int32.
         """
         src = np.asarray(src)
         dst = np.asarray(dst)
         if src.shape != dst.shape or src.ndim != 1:
-            raise ValueError(f"src and dst must be 1-D arrays of one length, got {src.shape} and {dst.shape}")
+            raise GraphError(f"src and dst must be 1-D arrays of one length, got {src.shape} and {dst.shape}")
+        if src.size and not (np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer)):
+            raise GraphError(f"vertex ids must be integers, not {src.dtype} and {dst.dtype}")
         max_id = int(max(src.max(initial=-1), dst.max(initial=-1)))
         if num_vertices is None:
             num_vertices = max_id + 1
         if src.size and min(int(src.min()), int(dst.min())) < 0:
-            raise ValueError("negative vertex id in edge list")
+            raise GraphError("negative vertex id in edge list")
         if max_id >= num_vertices:
-            raise ValueError(f"vertex id {max_id} is not below num_vertices={num_vertices}")
+            raise GraphError(f"vertex id {max_id} is not below num_vertices={num_vertices}")
         if num_vertices > MAX_VERTICES:
-            raise ValueError(
+            raise GraphError(
                 f"{num_vertices} vertices do not fit int32 vertex ids (at most {MAX_VERTICES}); "
                 "renumber the graph's vertices densely"
             )

@@ -2,9 +2,10 @@
 
 SNAP text files and Matrix Market entries go through pandas' C parser (Matrix
 Market in chunks, also streamed straight out of a SuiteSparse ``.tar.gz``). No
-code here loops in Python over lines on the happy path: only after a parse
-failure do :func:`_find_bad_line` / :func:`_find_bad_mm_line` scan the file to
-name the first malformed line.
+code here loops in Python over lines: after a parse failure,
+:func:`_find_bad_line` / :func:`_find_bad_mm_line` name the first malformed line
+by halving the failing block until a few KiB remain (a flood of blank or comment
+lines before it costs no loop per line).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pandas as pd
 from dynpr.errors import InputError, ParseError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.hostmem import check_host_fits
+from dynpr.id_text import DigitsOnly, odd_id_byte
 from dynpr.tar_streams import archive_stem, check_member, open_tar_stream, tar_member_stream
 
 log = logging.getLogger("dynpr.readers")
@@ -76,29 +78,64 @@ def _lines(fh, name: str):
         yield line
 
 
-def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
-    """Return ``(line number, reason)`` of the first line that is not ``ncols`` ids.
+def _snap_line_reason(line: bytes, ncols: int) -> str | None:
+    """Why one line of a SNAP file is not ``ncols`` ids (None: it is, or it is a comment or blank)."""
+    data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
+    data_line = rb"^\s*" + rb"\s+".join([_ID.encode()] * ncols) + rb"\s*$"
+    if _COMMENT_OR_BLANK.match(data) or re.match(data_line, data):
+        return None
+    text = line.decode("utf-8", "replace").rstrip("\r\n")
+    odd = _ODD_CHAR.search(text)
+    if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
+        return "binary data, not a text edge list"
+    if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
+        return (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
+                f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
+    fields = text.split()
+    if len(fields) != ncols:
+        return f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
+    return f"expected {ncols} non-negative integer ids, got {text[:80]!r}"
 
-    Only called after pandas failed, so a Python loop over lines is acceptable here.
+
+#: Size of a piece of text whose lines are tested one by one (the search for a bad line halves
+#: larger pieces first).
+_LINE_SCAN_BYTES = 1 << 12
+
+
+def _first_bad_line(fh, name: str, block_ok, line_reason, first_number: int = 1) -> tuple[int, str] | None:
+    """``(line number, reason)`` of the first line of the binary stream ``fh`` that ``line_reason``
+    refuses (``first_number``: the number of the stream's first line), None if none.
+
+    Whole blocks are tested with the vectorized ``block_ok`` and a failing one halved until a few
+    KiB remain, so a flood of blank or comment lines before the bad one costs no Python loop.
     """
-    data_line = re.compile(rb"^\s*" + rb"\s+".join([_ID.encode()] * ncols) + rb"\s*$")
-    with _open_text(path) as fh:
-        for number, line in enumerate(_lines(fh, str(path)), start=1):
-            data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
-            if _COMMENT_OR_BLANK.match(data) or data_line.match(data):
-                continue
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            odd = _ODD_CHAR.search(text)
-            if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
-                return number, "binary data, not a text edge list"
-            if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
-                return number, (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
-                                f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
-            fields = text.split()
-            if len(fields) != ncols:
-                return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
-            return number, f"expected {ncols} non-negative integer ids, got {text[:80]!r}"
+    number = first_number - 1  # lines before the piece at hand
+    for block in _text_blocks(fh, name):
+        if block_ok(block):
+            number += block.count(b"\n")
+            continue
+        while len(block) > _LINE_SCAN_BYTES:
+            cut = (block.rfind(b"\n", 0, len(block) // 2) + 1) or (block.find(b"\n") + 1)
+            if cut in (0, len(block)):  # one long line
+                break
+            head = block[:cut]
+            if block_ok(head):
+                number += head.count(b"\n")
+                block = block[cut:]
+            else:
+                block = head
+        for line in block.splitlines(keepends=True):
+            number += 1
+            if (reason := line_reason(line)) is not None:
+                return number, reason
     return None
+
+
+def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
+    """Return ``(line number, reason)`` of the first line that is not ``ncols`` ids."""
+    with _open_text(path) as fh:
+        return _first_bad_line(fh, str(path), lambda block: _parse_block(block, ncols) is not None,
+                               functools.partial(_snap_line_reason, ncols=ncols))
 
 
 #: Bytes of text parsed per block of a SNAP file (whole lines): bounds the parser's scratch.
@@ -108,28 +145,22 @@ TEXT_BLOCK_BYTES = 1 << 26
 #: tests/test_memory_model.py measures both against this model.
 BUILD_BYTES_PER_RECORD = 80
 BUILD_BYTES_PER_VERTEX = 88
-# bytes a SNAP edge list may contain outside comments: digits and the separators
-_DATA_CHARS = b"0123456789 \t\r\n"
-_DATA_BYTES = np.zeros(256, dtype=bool)
-_DATA_BYTES[list(_DATA_CHARS)] = True
-
-
 def build_bytes(records: int, vertices: int) -> int:
     """Peak host bytes of building a graph of ``vertices`` from ``records`` edge records (the model
     :func:`dynpr.prepare.build_graph` and the readers check before allocating)."""
     return BUILD_BYTES_PER_RECORD * records + BUILD_BYTES_PER_VERTEX * vertices
 
 
-def _text_blocks(fh, name: str):
-    """Blocks of whole lines, about :data:`TEXT_BLOCK_BYTES` each, from a binary stream (read in
-    bounded pieces, also through gzip)."""
+def _text_blocks(fh, name: str, size: int | None = None):
+    """Blocks of whole lines, about ``size`` bytes each (default :data:`TEXT_BLOCK_BYTES`), from a
+    binary stream (read in bounded pieces, also through gzip)."""
+    size = size or TEXT_BLOCK_BYTES
     rest, lines = b"", 0
-    while data := fh.read(TEXT_BLOCK_BYTES):
+    while data := fh.read(size):
         data = rest + data
         cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) > TEXT_BLOCK_BYTES:
-            raise ParseError(f"{name}: line {lines + 1} is longer than {TEXT_BLOCK_BYTES:,} bytes: not a text "
-                             "graph file")
+        if cut == 0 and len(data) > size:
+            raise ParseError(f"{name}: line {lines + 1} is longer than {size:,} bytes: not a text graph file")
         rest = data[cut:]
         if cut:
             lines += data.count(b"\n", 0, cut)
@@ -138,54 +169,10 @@ def _text_blocks(fh, name: str):
         yield rest
 
 
-def _odd_bytes_outside_comments(block: bytes, comment: bytes = b"#", in_comment: bool = False) -> bool:
-    """Whether ``block`` has a byte other than digits and separators outside comments (``comment`` to
-    the end of the line; ``in_comment``: the block starts inside one): a sign, a decimal point or an
-    exponent (``-1``, ``2.0``, ``1e3``) makes an id no integer."""
-    if not block.translate(None, _DATA_CHARS):  # the usual case, at memory speed
-        return False
-    raw = np.frombuffer(block, dtype=np.uint8)
-    odd = np.flatnonzero(~_DATA_BYTES[raw])
-    marks = np.flatnonzero(raw == comment[0])
-    newlines = np.flatnonzero(raw == ord("\n"))
-    last_mark = np.searchsorted(marks, odd, side="right") - 1
-    last_newline = np.searchsorted(newlines, odd, side="right") - 1
-    # before any mark or newline of the block: a comment iff the block starts in one (-1 > -2)
-    mark_at = np.where(last_mark >= 0, marks[last_mark.clip(0)] if marks.size else 0, -1 if in_comment else -3)
-    newline_at = np.where(last_newline >= 0, newlines[last_newline.clip(0)] if newlines.size else 0, -2)
-    return bool(np.any(mark_at < newline_at))  # no mark since the line began: not in a comment
-
-
-class _DigitsOnly(io.RawIOBase):
-    """A stream of Matrix Market pattern entries, refused (``ValueError``) at the first piece with a
-    byte other than digits and separators outside ``%`` comments: the parser would read ``2.0`` or
-    ``1e3`` as an integer id."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self.in_comment = False
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def readinto(self, buffer) -> int:
-        data = self.stream.read(len(buffer))
-        others = data.translate(None, _DATA_CHARS)  # usually empty: no comment, nothing to look at
-        if others and _odd_bytes_outside_comments(data, b"%", self.in_comment):
-            raise ValueError("an id that is not digits only")
-        newline = data.rfind(b"\n")
-        self.in_comment = (bool(others) and data.rfind(b"%") > newline) or (self.in_comment and newline < 0)
-        buffer[:len(data)] = data
-        return len(data)
-
-
 def _parse_block(block: bytes, ncols: int) -> np.ndarray | None:
     """The ids of a block of whole lines as an int64 ``(records, ncols)`` array; None where it is not
     ``ncols`` non-negative integer ids per line."""
-    if _odd_bytes_outside_comments(block):
+    if odd_id_byte(block)[0]:
         return None
     try:
         frame = pd.read_csv(io.BytesIO(block), sep=r"\s+", header=None, comment="#", dtype=np.int64, engine="c",
@@ -257,8 +244,15 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
 #: Entries parsed per chunk of a Matrix Market file: bounds the parser's scratch, one progress line each.
 MM_CHUNK_ENTRIES = 1 << 24
 
+#: Bytes of entries read (and their ids checked) at once.
+_ENTRY_READ_BYTES = 1 << 20
+
 _MM_FIELDS = ("real", "complex", "integer", "pattern")
 _MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+
+
+#: Most comment and blank lines before a Matrix Market size line (read one at a time).
+MAX_HEADER_LINES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -308,6 +302,9 @@ def read_mm_header(fh, name: str) -> MMHeader:
     for line in lines:  # comments and blank lines, then the size line
         number += 1
         if line.lstrip().startswith(b"%") or not line.strip():
+            if number > MAX_HEADER_LINES:
+                raise ParseError(f"{name}: no size line in the first {MAX_HEADER_LINES:,} lines: not a Matrix "
+                                 "Market file")
             continue
         size = line.split()
         if len(size) != 3 or not all(re.fullmatch(_ID.encode(), f) for f in size):
@@ -318,23 +315,55 @@ def read_mm_header(fh, name: str) -> MMHeader:
     raise ParseError(f"{name}: no size line after the Matrix Market banner")
 
 
-def _find_bad_mm_line(fh, name: str, first: int, ncols: int, rows: int) -> tuple[int, str]:
-    """``(line number, reason)`` of the first malformed entry at or after line ``first`` of the stream ``fh``.
+def _mm_line_reason(line: bytes, ncols: int, rows: int) -> str | None:
+    """Why one Matrix Market entry line is malformed (None: it is not, or it is a comment or blank)."""
+    if line.lstrip().startswith(b"%") or not line.strip():
+        return None
+    text = line.decode("utf-8", "replace").rstrip("\r\n")
+    fields = text.split()
+    if len(fields) != ncols:
+        return f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
+    if not all(re.fullmatch(_ID, f) for f in fields[:2]):
+        return f"expected two positive integer ids, got {text[:80]!r}"
+    if not all(1 <= int(f) <= rows for f in fields[:2]):
+        return f"id out of range 1..{rows}: {text[:80]!r}"
+    return None
 
-    Only called after the chunked parse failed, so a Python loop over lines is acceptable here.
-    """
-    for number, line in enumerate(_lines(fh, name), start=1):
-        if number < first or line.lstrip().startswith(b"%") or not line.strip():
-            continue
-        text = line.decode("utf-8", "replace").rstrip("\r\n")
-        fields = text.split()
-        if len(fields) != ncols:
-            return number, f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
-        if not all(re.fullmatch(_ID, f) for f in fields[:2]):
-            return number, f"expected two positive integer ids, got {text[:80]!r}"
-        if not all(1 <= int(f) <= rows for f in fields[:2]):
-            return number, f"id out of range 1..{rows}: {text[:80]!r}"
-    return first, "malformed entry"
+
+def _mm_ids(stream, id_fields: int | None, chunksize: int | None = None):
+    """The entries' two id columns as pandas reads them (``chunksize``: an iterator of chunks), ids
+    checked as digits only (:class:`DigitsOnly`)."""
+    return pd.read_csv(io.BufferedReader(DigitsOnly(stream, id_fields), buffer_size=_ENTRY_READ_BYTES),
+                       sep=r"\s+", header=None, comment="%", usecols=[0, 1], dtype=np.int64, engine="c",
+                       skip_blank_lines=True, chunksize=chunksize)
+
+
+def _mm_block_ok(block: bytes, id_fields: int | None, rows: int) -> bool:
+    """Whether a block of whole entry lines reads as ids in 1..``rows`` (as :func:`_read_mm` reads them)."""
+    try:
+        ids = _mm_ids(io.BytesIO(block), id_fields).to_numpy()
+    except pd.errors.EmptyDataError:
+        return True
+    except (ValueError, OverflowError, pd.errors.ParserError):
+        return False
+    return ids.size == 0 or (ids.min() >= 1 and ids.max() <= rows)
+
+
+def _find_bad_mm_line(fh, name: str, header: MMHeader) -> tuple[int, str]:
+    """``(line number, reason)`` of the first malformed entry of the stream ``fh`` (at its start)."""
+    read_mm_header(fh, name)
+    ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
+    found = _first_bad_line(fh, name, functools.partial(_mm_block_ok, id_fields=_mm_id_fields(header),
+                                                         rows=header.rows),
+                            functools.partial(_mm_line_reason, ncols=ncols, rows=header.rows),
+                            header.first_entry_line)
+    return found or (header.first_entry_line, "malformed entry")
+
+
+def _mm_id_fields(header: MMHeader) -> int | None:
+    """The fields of an entry that must be digits only: all of a pattern entry's, the two ids otherwise
+    (the value columns may hold signs and points)."""
+    return None if header.field == "pattern" else 2
 
 
 #: most bytes of text one byte of a gzip stream inflates to (deflate's limit)
@@ -378,11 +407,7 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
             check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
             src = np.empty(capacity, dtype=VERTEX_DTYPE)
             dst = np.empty(capacity, dtype=VERTEX_DTYPE)
-            # pattern entries are ids alone, checked as digits; other fields' values may hold signs and points
-            entries_stream = io.BufferedReader(_DigitsOnly(fh)) if header.field == "pattern" else fh
-            chunks = pd.read_csv(entries_stream, sep=r"\s+", header=None, comment="%", usecols=[0, 1],
-                                 dtype=np.int64, engine="c", skip_blank_lines=True, chunksize=MM_CHUNK_ENTRIES)
-            for chunk in chunks:
+            for chunk in _mm_ids(fh, _mm_id_fields(header), MM_CHUNK_ENTRIES):
                 ids = chunk.to_numpy()
                 if count + len(ids) > entries:
                     raise ParseError(f"{name}: more entries than the header's {entries:,}")
@@ -399,9 +424,8 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
     except ParseError:  # a ValueError, but already one line
         raise
     except (ValueError, OverflowError, pd.errors.ParserError):
-        ncols = {"pattern": 2, "complex": 4}.get(header.field, 3)
         with (reopen or open_stream)() as fh:
-            number, reason = _find_bad_mm_line(fh, name, header.first_entry_line, ncols, rows)
+            number, reason = _find_bad_mm_line(fh, name, header)
         raise ParseError(f"{name}: line {number}: {reason}") from None
     if count != entries:
         raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
@@ -415,7 +439,7 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
 def read_matrix_market(path: str | Path) -> EdgeData:
     """Read a Matrix Market coordinate file as a directed graph (row -> column), in chunks.
 
-    Pattern, integer and real matrices are accepted (values are ignored);
+    Pattern, integer, real and complex matrices are accepted (values are ignored; ids digits only);
     symmetric (and skew/hermitian) matrices give both directions of each
     off-diagonal entry. Ids become 0-based; ``num_vertices`` is the dimension.
     The header (:func:`read_mm_header`) is checked before anything is
@@ -510,9 +534,16 @@ def detect_format(path: str | Path) -> str:
         return "matrix-market"
     with _open_text(path) as fh:
         try:
-            for line in _lines(fh, str(path)):
-                if not _COMMENT_OR_BLANK.match(line):
-                    return "snap-temporal" if len(line.split()) == 3 else "snap-edgelist"
+            # the parser skips a flood of blank or comment lines; the first line is in the first block
+            for block in _text_blocks(fh, str(path), MAX_LINE_BYTES):
+                try:
+                    first = pd.read_csv(io.BytesIO(block), sep=r"\s+", header=None, comment="#", nrows=1, dtype=str,
+                                        engine="c", skip_blank_lines=True)
+                except pd.errors.EmptyDataError:
+                    continue
+                except (ValueError, pd.errors.ParserError):  # read_snap names the line
+                    return "snap-edgelist"
+                return "snap-temporal" if first.shape[1] == 3 else "snap-edgelist"
         except (EOFError, OSError, zlib.error) as err:
             raise ParseError(f"{path}: corrupt or truncated gzip ({err})") from None
     raise ParseError(f"{path}: no edges found (empty file or only comments)")

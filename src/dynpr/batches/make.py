@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynpr.batches.batch import Batch, split_keys
+from dynpr.errors import BatchError
 from dynpr.graph import (VERTEX_DTYPE, Graph, contains_sorted, edge_keys, on_device, row_lower_bound, rows_of_positions,
                          to_host, unique_sorted)
 from dynpr.validate import check_ids
@@ -223,10 +224,10 @@ def random_batch_sizes(num_edges: int, fraction: float, insert_share: float) -> 
     -------
     insertions, deletions : int
     """
-    if fraction <= 0:
-        raise ValueError(f"batch fraction must be positive, got {fraction}")
+    if not 0.0 < fraction <= 1.0:  # NaN too
+        raise BatchError(f"batch fraction must lie in (0, 1], got {fraction}")
     if not 0.0 <= insert_share <= 1.0:
-        raise ValueError(f"insert_share must lie in [0, 1], got {insert_share}")
+        raise BatchError(f"insert_share must lie in [0, 1], got {insert_share}")
     size = fraction * num_edges
     insertions = int(round(insert_share * size))
     deletions = int(round((1.0 - insert_share) * size))

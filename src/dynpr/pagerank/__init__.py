@@ -293,13 +293,13 @@ def l1_error(ranks: np.ndarray, reference: np.ndarray) -> float:
 
     Raises
     ------
-    ValueError
-        If the lengths differ.
+    InputError
+        (a ``ValueError``) If the lengths differ.
     """
     xp = array_module(ranks)
     ranks = xp.asarray(ranks, dtype=np.float64)
     reference = xp.asarray(reference, dtype=np.float64)
     if ranks.shape != reference.shape:
-        raise ValueError(f"ranks and reference differ in shape: {ranks.shape} vs {reference.shape}")
+        raise InputError(f"ranks and reference differ in shape: {ranks.shape} vs {reference.shape}")
     difference = xp.subtract(ranks, reference)
     return float(xp.abs(difference, out=difference).sum())  # one n-sized temporary, not two
