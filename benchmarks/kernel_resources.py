@@ -17,6 +17,9 @@ dependencies (or pass ``--python`` once per tree)::
 
     python benchmarks/kernel_resources.py ../old-checkout . [--only pagerank.cu] [--nvdisasm PATH]
 
+``--define DYNPR_CONTRIBUTION=float`` replaces (or adds) a define in every tree's list: the
+default's kernels built for float32 contributions (variant ``classes_c32``).
+
 ``--nvdisasm`` adds each kernel's machine instructions (CUDA's nvdisasm, or the one Triton's
 wheel carries). On a machine with a GPU, ``--device`` builds the modules through CuPy as the
 engine does and prints the driver's attributes instead (registers, local memory, shared memory).
@@ -219,13 +222,21 @@ def nvrtc_version() -> str:
     return f"{major}.{minor}"
 
 
+def with_defines(defines: list[str], replacing: list[str]) -> list[str]:
+    """``defines`` (``-DNAME=VALUE``) with each of ``replacing`` (``NAME=VALUE``) in place of the
+    define of its name, or added."""
+    names = {d.split("=")[0] for d in replacing}
+    return [d for d in defines if d[2:].split("=")[0] not in names] + [f"-D{d}" for d in replacing]
+
+
 def tree_table(tree: pathlib.Path, python: str | None, only: str | None,
-               nvdisasm: str | None = None) -> dict[tuple, dict]:
+               nvdisasm: str | None = None, defines: list[str] = ()) -> dict[tuple, dict]:
     """{(source, list, position): usage with ``name``, ``ptx`` and (given ``nvdisasm``) ``sass``
-    instruction counts} for every kernel of ``tree``."""
+    instruction counts} for every kernel of ``tree``, with ``defines`` (``NAME=VALUE``) in place of
+    the loader's of the same name."""
     info = tree_inputs(tree, python)
     # the loader's options, then what CuPy's compile_using_nvrtc adds (NVRTC 12 and later)
-    base = ["-std=c++17", *info["defines"], "-ftz=true", "--device-as-default-execution-space", *include_options()]
+    base = ["-std=c++17", *with_defines(info["defines"], list(defines)), "-ftz=true", "--device-as-default-execution-space", *include_options()]
     rows = {}
     for source, lists, cooperative in MODULES:
         if only and source != only:
@@ -255,12 +266,14 @@ def main(argv=None) -> int:
                              "(registers, local memory, shared memory; no spill or PTX counts)")
     parser.add_argument("--nvdisasm", help="an nvdisasm to count each kernel's machine instructions with "
                                            "(CUDA's, or the one Triton's wheel carries)")
+    parser.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                        help="replace or add a -D define in every tree (e.g. DYNPR_CONTRIBUTION=float)")
     args = parser.parse_args(argv)
     pythons = args.python or [None] * len(args.trees)
     if args.device:
         tables = [device_table(t.resolve(), p, args.only) for t, p in zip(args.trees, pythons)]
     else:
-        tables = [tree_table(t.resolve(), p, args.only, args.nvdisasm) for t, p in zip(args.trees, pythons)]
+        tables = [tree_table(t.resolve(), p, args.only, args.nvdisasm, args.define) for t, p in zip(args.trees, pythons)]
     keys = list(dict.fromkeys(k for table in tables for k in table))
     labels = {key: ("coop " if key[1] == "PERSISTENT_TEMPLATES" or key[0] == "dt_bfs.cu" else "")
               + next(t[key]["name"] for t in tables if key in t) for key in keys}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -106,10 +107,17 @@ def test_layout_positions():
         designs.ITERATION_STATE.index("nope")
 
 
-def test_block_and_lanes_reach_nvrtc_as_defines():
+def test_block_lanes_and_contributions_reach_nvrtc_as_defines():
     options = loader.COMPILE_OPTIONS
     assert f"-DDYNPR_BLOCK={designs.BLOCK}" in options
     assert "-DDYNPR_CLASS_LANES=" + ",".join(map(str, designs.CLASS_LANES)) in options
+    assert "-DDYNPR_CONTRIBUTION=double" in options
+    assert "-DDYNPR_CONTRIBUTION=float" in loader.compile_options("float32")
+    # every variant stores a declared dtype; the kernels know it only by the define, in the header
+    # that also types the C pointers of RankBuffers
+    assert {v.contribution for v in designs.VARIANTS.values()} <= set(designs.CONTRIBUTION_TYPES)
+    layouts = (loader.kernel_dir() / "layouts.cuh").read_text()
+    assert "using Contribution = DYNPR_CONTRIBUTION;" in layouts and "Contribution* C[2];" in layouts
     common = (loader.kernel_dir() / "common.cuh").read_text()
     assert "constexpr int kBlock = DYNPR_BLOCK;" in common and "= 256" not in common
 
@@ -132,7 +140,10 @@ def test_variants_declare_one_production_design():
         designs.variant("nope")
     # the fused designs are the ones the default engine runs itself; every other one is a baseline
     assert {v.name for v in designs.VARIANTS.values() if v.fused} == {"classes", "classes_sync", "classes_graphs",
-                                                                       "classes_persistent"}
+                                                                       "classes_persistent", "classes_c32"}
+    # classes_c32 is the default but for its contributions' dtype
+    assert replace(designs.VARIANTS["classes_c32"], name="classes", summary="", contribution="float64",
+                   production=True) == replace(designs.VARIANTS["classes"], summary="")
     # the default picks its launch by size; the two forced variants bracket it
     bounds = {name: designs.VARIANTS[name].persistent_below for name in ("classes_graphs", "classes_persistent")}
     assert bounds["classes_graphs"] == 0 < designs.VARIANTS["classes"].persistent_below < bounds["classes_persistent"]

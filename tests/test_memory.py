@@ -9,9 +9,10 @@ from dynpr.graph import Graph
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, MODEL_APPROACHES, check_fits, device_bytes_needed
 
 
-def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
-    """Bytes of the arrays the GPU engine's default variant (``classes``) keeps on the device,
-    built with NumPy and summed (as listed in ``dynpr.gpu.iterations.IterationLoop`` and ``ClassRanks``)."""
+def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str, contribution=np.float64) -> int:
+    """Bytes of the arrays the GPU engine's default variant (``classes``; ``classes_c32`` with
+    ``contribution`` float32) keeps on the device, built with NumPy and summed (as listed in
+    ``dynpr.gpu.iterations.IterationLoop`` and ``ClassRanks``)."""
     n = graph.num_vertices
     if approach == "kahn":
         # as dynpr.gpu.kahn._buffers: in-degree, flags, scan, two frontiers, per-level sizes
@@ -23,7 +24,7 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
     listed = partition != "none"
     arrays = uploaded + [
         np.empty((2, n), np.float64),  # R, Rnew
-        np.empty((2, n), np.float64),  # contributions C, Cnew
+        np.empty((2, n), contribution),  # contributions C, Cnew
         np.empty(n, np.uint8),  # dv
         np.empty(2, np.float64), np.empty(6, np.int32),  # change and push work, IterationState
         # the persistent launch's slots, work counters, and barrier counters (a ring of three and its prologue's)
@@ -68,6 +69,17 @@ def test_model_matches_engine_arrays(approach, partition):
     graph = _graph()
     got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition)
     assert got == engine_arrays(graph, approach, 40, partition)
+
+
+@pytest.mark.parametrize("partition", ["none", "in", "in_out"])
+@pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp"])
+def test_model_counts_float32_contributions(approach, partition):
+    graph = _graph()
+    got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition,
+                              variant="classes_c32")
+    assert got == engine_arrays(graph, approach, 40, partition, np.float32)
+    assert device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40,
+                               partition=partition) - got == 8 * graph.num_vertices
 
 
 @pytest.mark.parametrize("partition", ["none", "in", "in_out"])
@@ -174,7 +186,8 @@ def test_relabel_adds_its_arrays_to_the_relabelled_approaches_of_the_default():
                    relabel=True)
 
 
-@pytest.mark.parametrize("approach,variant", [("static", None), ("dfp", None), ("dt", None), ("df", "partitioned")])
+@pytest.mark.parametrize("approach,variant", [("static", None), ("dfp", None), ("dt", None), ("df", "partitioned"),
+                                              ("static", "classes_c32"), ("dfp", "classes_c32")])
 def test_model_matches_the_pool_after_a_run(approach, variant):
     """The model against what CuPy's allocator actually held: a fresh pool serves one run on a
     graph not yet on the device, and its size afterwards (every block it ever needed, freed ones

@@ -166,13 +166,17 @@ class KernelVariant:
         :mod:`dynpr.gpu.baselines` and exist to be measured against (``dynpr.bench``).
     static_only : computes Static and ND only.
     classes : in-degree classes it lists (0: none, a push design).
-    prc : gathers precomputed contributions R[u]/d[u] (two float64 n-vectors more).
+    prc : gathers precomputed contributions R[u]/d[u] (two n-vectors more, of ``contribution``).
     fused : one launch per iteration that also ends the iteration on the device.
     graphs : iterations replayed from CUDA graphs (else one host read per iteration).
     relabel : relabels large graphs hub-first for Static and ND.
     persistent_below : a graph of fewer edges (self-loops included) runs its whole solve in one
         cooperative launch, every iteration ended by a grid-wide sync, instead of a launch per
         iteration (0: never).
+    contribution : dtype of the default engine's stored contributions (:data:`CONTRIBUTION_TYPES`):
+        ``float32`` rounds each R[u]/d[u] once where it is stored, so a gather moves half the bytes;
+        sums, ranks and the convergence test stay float64. The CPU engine rounds the same way
+        (:mod:`dynpr.pagerank.cpu`), its twin.
     """
 
     name: str
@@ -185,13 +189,20 @@ class KernelVariant:
     graphs: bool = False
     relabel: bool = False
     persistent_below: int = 0
+    contribution: str = "float64"
 
+
+#: The default engine's contribution dtypes and their CUDA type (NVRTC define ``DYNPR_CONTRIBUTION``).
+CONTRIBUTION_TYPES = {"float64": "double", "float32": "float"}
 
 VARIANTS = {v.name: v for v in (
     KernelVariant("classes", "four in-degree classes, precomputed contributions, one fused launch per iteration "
                   "replayed from CUDA graphs, device-side convergence; below PERSISTENT_EDGES edges the whole "
                   "solve in one cooperative launch", production=True, classes=4, prc=True, fused=True,
                   graphs=True, relabel=True, persistent_below=PERSISTENT_EDGES),
+    KernelVariant("classes_c32", "the default with float32 stored contributions (float64 sums and ranks): "
+                  "issue 35's mixed-precision gather, off until measured (docs/locality.md)", classes=4, prc=True,
+                  fused=True, graphs=True, relabel=True, persistent_below=PERSISTENT_EDGES, contribution="float32"),
     KernelVariant("classes_graphs", "the default's launch per iteration at every size", classes=4, prc=True,
                   fused=True, graphs=True, relabel=True),
     KernelVariant("classes_persistent", "the default's whole solve in one cooperative launch at every size",
@@ -402,6 +413,8 @@ KERNEL_STRUCTS = {s.name: s for s in (
 )}
 
 
-def nvrtc_defines() -> tuple[str, ...]:
-    """The ``-D`` options that give the kernels the block size and class lanes declared here."""
-    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}")
+def nvrtc_defines(contribution: str = "float64") -> tuple[str, ...]:
+    """The ``-D`` options that give the kernels the block size and class lanes declared here, and the
+    stored contributions' type (``contribution``: a key of :data:`CONTRIBUTION_TYPES`)."""
+    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}",
+            f"-DDYNPR_CONTRIBUTION={CONTRIBUTION_TYPES[contribution]}")

@@ -40,6 +40,8 @@ class RunShape:
     dt_search : DT's BFS runs in launches of its own (not inside a solve whose units are kept).
     relabel : the graph is relabelled hub-first.
     rank_dtype : of the two rank buffers (float32 for a single-precision step).
+    contribution : of the two contribution buffers (the variant's ``contribution``: float32 for
+        ``classes_c32``).
     """
 
     n: int
@@ -55,6 +57,7 @@ class RunShape:
     dt_search: bool = False
     relabel: bool = False
     rank_dtype: str = "f8"
+    contribution: str = "float64"
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,8 @@ GRAPH = (
 LOOP = (
     Buffer("rank0", lambda s: s.rank_dtype, _n, zeroed=False),
     Buffer("rank1", lambda s: s.rank_dtype, _n, zeroed=False),
-    Buffer("contribution0", "f8", _n, needed=lambda s: s.prc),
-    Buffer("contribution1", "f8", _n, needed=lambda s: s.prc),
+    Buffer("contribution0", lambda s: s.contribution, _n, needed=lambda s: s.prc),
+    Buffer("contribution1", lambda s: s.contribution, _n, needed=lambda s: s.prc),
     Buffer("dv", "u1", _n),
     Buffer("ever", "u1", _n, needed=lambda s: s.frontier),
     Buffer("dx0", "u1", _n, needed=lambda s: s.frontier and s.fused),

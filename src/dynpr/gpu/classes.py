@@ -116,10 +116,11 @@ class ClassRanks:
     them. Otherwise one launch per class (sized from class counts read back).
     ``degree_offsets``: in-offsets to count the class units from where ``graph``'s
     are not written yet (a relabelled graph before :meth:`Relabel.prepare`: the
-    original graph's, whose in-degrees are the same, renamed)."""
+    original graph's, whose in-degrees are the same, renamed). ``contribution``: the
+    dtype the fused kernels store contributions in (that of ``kernels``' module)."""
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc,
-                 fuse, persistent: bool = False, degree_offsets=None):
+                 fuse, persistent: bool = False, degree_offsets=None, contribution: str = "float64"):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
         self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
         # One class needs no list: every vertex belongs to it.
@@ -128,7 +129,7 @@ class ClassRanks:
         self.fuses_finish = fuse and prc and self.lanes == CLASS_LANES
         self.persistent = persistent and self.fuses_finish
         if self.persistent:
-            self.kernels = kernels = kernels | loader.persistent_kernels()
+            self.kernels = kernels = kernels | loader.persistent_kernels(contribution)
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]

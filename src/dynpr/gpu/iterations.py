@@ -76,10 +76,14 @@ class IterationLoop:
         announce themselves in the sign of their contributions), ``inf`` never.
     rank_dtype : numpy dtype
         Of the two rank buffers: float64, or float32 for a single-precision step (``pull_float32``).
+    contribution : str
+        Of the two contribution buffers of a step with precomputed contributions: float64, or
+        float32 for the default's kernels built for them (``KernelVariant.contribution``).
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, batch, start_ranks, options, step,
-                 expansion=None, relabel=None, pull_share: float = math.inf, rank_dtype=np.float64):
+                 expansion=None, relabel=None, pull_share: float = math.inf, rank_dtype=np.float64,
+                 contribution: str = "float64"):
         self.kernels, self.cupy, self.approach, self.g = kernels, cupy, approach, g
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
@@ -89,7 +93,7 @@ class IterationLoop:
             n, int(g.sources.size), batch.deletions if batch else 0, batch.insertions if batch else 0,
             prc=step.prc, fused=self.fused, affected=affected_mode, frontier=self.frontier,
             dt_search=approach == "dt" and not step.prepared_by_solve, relabel=relabel is not None,
-            rank_dtype=np.dtype(rank_dtype).str)
+            rank_dtype=np.dtype(rank_dtype).str, contribution=contribution)
         # zeroed (buffers.LOOP): a launch that announces batch sources ORs the starting
         # contributions into contribution0
         arrays = allocate(cupy, LOOP, self.shape)

@@ -4,8 +4,8 @@ Sources live in ``src/dynpr/kernels/*.cu`` (package data, or the folder
 named by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
 text before compiling, so the source CuPy hashes for its on-disk cache changes
 whenever a header does (the style of ``cupyx/scipy/signal/_iir_utils.py``).
-The block size and class lanes of :mod:`dynpr.designs` reach the sources as
-``-D`` defines. Templates are instantiated through ``name_expressions``. Each module is built
+The block size, class lanes and contribution type of :mod:`dynpr.designs` reach the
+sources as ``-D`` defines. Templates are instantiated through ``name_expressions``. Each module is built
 once per process (``functools.cache``); CuPy keeps the compiled binary on disk
 between processes.
 """
@@ -26,7 +26,16 @@ from dynpr.errors import NoGpuError
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$", re.MULTILINE)
-COMPILE_OPTIONS = ("-std=c++17", *nvrtc_defines())
+
+
+def compile_options(contribution: str = "float64") -> tuple[str, ...]:
+    """NVRTC options of a module: C++17 and :func:`dynpr.designs.nvrtc_defines` (the stored
+    contributions' dtype ``contribution`` matters to ``kernels/pagerank.cu`` alone)."""
+    return ("-std=c++17", *nvrtc_defines(contribution))
+
+
+#: The options of every module built for float64 contributions.
+COMPILE_OPTIONS = compile_options()
 #: seconds a module build may take before a line says it is compiling (loading a cached one is quicker)
 COMPILE_NOTICE_S = 1.0
 log = logging.getLogger("dynpr.gpu")
@@ -197,30 +206,32 @@ class Kernels:
 
 
 @functools.cache
-def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], cooperative: bool = False) -> Kernels:
+def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], cooperative: bool = False,
+           contribution: str = "float64") -> Kernels:
     """Compile ``kernels/<source>`` once per process and load every named kernel.
 
     Getting every function here loads the module onto the device now, so the
     first timed launch pays neither compilation nor module loading.
     ``cooperative`` launches the module's kernels with
     ``cuLaunchCooperativeKernel`` (grid-wide sync through cooperative groups).
+    ``contribution``: the stored contributions' dtype (:data:`dynpr.designs.CONTRIBUTION_TYPES`).
     """
     cupy = require_cupy()
     with compile_notice(source):  # get_function compiles (or loads from CuPy's cache)
-        raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
+        raw = cupy.RawModule(code=inline_source(source), options=compile_options(contribution),
                              name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
         return Kernels({name: raw.get_function(name) for name in templates + plain})
 
 
-def pagerank_kernels() -> Kernels:
-    """The default engine's kernels, ``kernels/pagerank.cu``."""
-    return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN)
+def pagerank_kernels(contribution: str = "float64") -> Kernels:
+    """The default engine's kernels, ``kernels/pagerank.cu``, storing contributions as ``contribution``."""
+    return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN, contribution=contribution)
 
 
-def persistent_kernels() -> Kernels:
+def persistent_kernels(contribution: str = "float64") -> Kernels:
     """The default's whole-solve kernels (``rank_persistent`` of ``kernels/pagerank.cu``), launched
     cooperatively: the same source compiled as a cooperative module."""
-    return module("pagerank.cu", PERSISTENT_TEMPLATES, (), True)
+    return module("pagerank.cu", PERSISTENT_TEMPLATES, (), True, contribution)
 
 
 def baseline_kernels() -> Kernels:

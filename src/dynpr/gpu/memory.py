@@ -19,7 +19,8 @@ in CSR (in_offsets, sources)   int64 n+1, int32 m                   8(n+1) + 4m
 inverse out-degree 1/d[u]      float64 n                            8n
 degree scratch at upload       int64 n (offsets differences)        8n
 rank vectors R, Rnew           float64 n each                       16n
-contributions C, Cnew (PRC)    float64 n each                       16n
+contributions C, Cnew (PRC)    float64 n each (float32 for          16n (8n)
+                               ``classes_c32``)
 in-degree classes (listed)     int32 k x n ids                      4kn
 class bounds                   int64 k-1 (at least one)             8 max(k-1, 1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
@@ -172,7 +173,8 @@ def run_components(n: int, m: int, b: int, approach: str, partition: str, varian
     relabelled = relabel and design.relabel and approach in RELABEL_APPROACHES
     shape = buffers.RunShape(n, m, deletions=b, classes=k if partition != "none" and k > 1 else 0,
                              bounds=max(k - 1, 1), prc=design.prc, fused=design.fused, affected=flags.affected,
-                             frontier=flags.frontier, dt_search=approach == "dt", relabel=relabelled)
+                             frontier=flags.frontier, dt_search=approach == "dt", relabel=relabelled,
+                             contribution=design.contribution)
     components = [(buffers.GRAPH, shape), (buffers.LOOP, shape)]
     if k:
         components.append((buffers.CLASSES, shape))

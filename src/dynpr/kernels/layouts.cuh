@@ -20,6 +20,16 @@ __host__ __device__ constexpr int class_lanes(int k) {
   return lanes[k];
 }
 constexpr int kMaxClasses = 4;
+
+// The stored contributions C[u] = R[u]/d[u] that the default's gathers read:
+// double, or float in the module built for a variant whose `contribution` is
+// float32 (dynpr.designs.CONTRIBUTION_TYPES, define DYNPR_CONTRIBUTION), which
+// halves the bytes a gather moves. Only the store rounds: sums, ranks and the
+// convergence test stay double.
+#ifndef DYNPR_CONTRIBUTION
+#error "compile with -DDYNPR_CONTRIBUTION=double|float (dynpr.designs.nvrtc_defines)"
+#endif
+using Contribution = DYNPR_CONTRIBUTION;
 static_assert(class_lanes(0) == 1 && class_lanes(1) < 32 && 32 % class_lanes(1) == 0 && class_lanes(2) == 32 &&
                   class_lanes(3) == kBlock,
               "classes are a thread, a sub-warp, a warp and a block");
@@ -80,7 +90,7 @@ struct GraphArgs {
 // [i % 2] and writes the other.
 struct RankBuffers {
   double* R[2];
-  double* C[2];
+  Contribution* C[2];
 };
 
 // Affected flags, the two expansion buffers (read [0], written [1] by

@@ -7,17 +7,26 @@
 
 namespace dynpr {
 
+// ORs the bits of x into *c, atomically (the sign bit alone for x = -0).
+__device__ __forceinline__ void atomic_or_bits(Contribution* c, Contribution x) {
+  if constexpr (sizeof(Contribution) == 8) {
+    atomicOr(reinterpret_cast<unsigned long long*>(c), static_cast<unsigned long long>(__double_as_longlong(x)));
+  } else {
+    atomicOr(reinterpret_cast<unsigned*>(c), __float_as_uint(x));
+  }
+}
+
 // The starting contribution C[v] = R[v] / d[v], into C and C_other (the
 // dynamic step copies nothing where the two buffers agree). With `or_bits`, C
 // was zeroed and gets it by an atomic OR of its bits, so that the sign bit a
 // batch source ORs in during the same launch (announce_source) holds
 // whichever comes first.
-__device__ __forceinline__ void start_contribution(int v, const double* R, const double* inv_degree, double* C,
-                                                   double* C_other, bool or_bits) {
-  const double x = R[v] * inv_degree[v];
+__device__ __forceinline__ void start_contribution(int v, const double* R, const double* inv_degree,
+                                                   Contribution* C, Contribution* C_other, bool or_bits) {
+  const Contribution x = R[v] * inv_degree[v];
   C_other[v] = x;
   if (or_bits) {
-    atomicOr(reinterpret_cast<unsigned long long*>(C + v), static_cast<unsigned long long>(__double_as_longlong(x)));
+    atomic_or_bits(C + v, x);
   } else {
     C[v] = x;
   }
@@ -33,12 +42,13 @@ __device__ __forceinline__ void start_contribution(int v, const double* R, const
 // marked affected. With `renamed` the batch has the original ids, which
 // new_id renames (else new_id is not read).
 template <bool SIGN>
-__device__ __forceinline__ void announce_source(long long i, const BatchArgs& batch, double* C, unsigned char* dv) {
+__device__ __forceinline__ void announce_source(long long i, const BatchArgs& batch, Contribution* C,
+                                                unsigned char* dv) {
   const int num_del = batch.num_del;
   int source = i < num_del ? batch.del_src[i] : batch.ins_src[i - num_del];
   source = batch.renamed ? batch.new_id[source] : source;
   if constexpr (SIGN) {
-    atomicOr(reinterpret_cast<unsigned long long*>(C + source), 1ull << 63);
+    atomic_or_bits(C + source, Contribution(-0.0));
   } else {
     dv[source] = kAffected;
   }
@@ -88,7 +98,8 @@ extern "C" __global__ void __launch_bounds__(dynpr::kBlock) mark_frontier(
 // DF/DF-P's initial marking where they pull from the first iteration, in a
 // launch of its own after the starting contributions: announce_source for
 // every batch edge.
-extern "C" __global__ void mark_sources(const __grid_constant__ dynpr::BatchArgs batch, double* C, unsigned char* dv) {
+extern "C" __global__ void mark_sources(const __grid_constant__ dynpr::BatchArgs batch, dynpr::Contribution* C,
+                                        unsigned char* dv) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < batch.num_del + batch.num_ins) dynpr::announce_source<true>(i, batch, C, dv);
 }

@@ -6,6 +6,7 @@
 // unsigned char.
 #pragma once
 #include "common.cuh"
+#include "layouts.cuh"
 
 namespace dynpr {
 
@@ -22,7 +23,7 @@ namespace dynpr {
 template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, double rv, double inv, double* Rnew,
                                                 unsigned char* dv, unsigned char* dn, double c0, double alpha,
-                                                double tau_f, double tau_p, double* Cnew = nullptr) {
+                                                double tau_f, double tau_p, Contribution* Cnew = nullptr) {
   const double r = PRUNE ? (c0 + alpha * (c - rv * inv)) / (1.0 - alpha * inv) : c0 + alpha * c;
   const double dr = fabs(r - rv);
   if (FRONTIER) {
@@ -40,7 +41,7 @@ template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
                                                 double* Rnew, unsigned char* dv, unsigned char* dn,
                                                 double c0, double alpha, double tau_f, double tau_p,
-                                                double* Cnew = nullptr) {
+                                                Contribution* Cnew = nullptr) {
   return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, R[v], inv_degree[v], Rnew, dv, dn, c0, alpha, tau_f, tau_p,
                                              Cnew);
 }
@@ -51,9 +52,9 @@ struct RankArgs {
   const int* __restrict__ sources;
   const double* __restrict__ inv_degree;
   const double* __restrict__ R;
-  const double* __restrict__ C;
+  const Contribution* __restrict__ C;
   double* __restrict__ Rnew;
-  double* __restrict__ Cnew;
+  Contribution* __restrict__ Cnew;
   unsigned char* dv;
   unsigned char* dn;
   double c0, alpha, tau_f, tau_p;
