@@ -177,6 +177,9 @@ class KernelVariant:
         ``float32`` rounds each R[u]/d[u] once where it is stored, so a gather moves half the bytes;
         sums, ranks and the convergence test stay float64. The CPU engine rounds the same way
         (:mod:`dynpr.pagerank.cpu`), its twin.
+    refine_at : with float32 ``contribution``, read float64 ones after the first iteration whose
+        L-inf change is at most ``refine_at`` times tau, and converge on those (0: never). Only the
+        CPU twin implements it so far, so no variant sets it (docs/locality.md, "Refinement").
     """
 
     name: str
@@ -190,6 +193,7 @@ class KernelVariant:
     relabel: bool = False
     persistent_below: int = 0
     contribution: str = "float64"
+    refine_at: float = 0.0
 
 
 #: The default engine's contribution dtypes and their CUDA type (NVRTC define ``DYNPR_CONTRIBUTION``).

@@ -94,6 +94,8 @@ def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_s
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
+    if design.refine_at:
+        raise ValueError(f"GPU variant {design.name!r}: float64 refinement (refine_at) has only its CPU twin so far")
     if design.fused:
         return run_classes(approach, g, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
