@@ -418,6 +418,9 @@ def test_graph_checks_agree_across_chunks(monkeypatch):
     missing_loop = Graph.from_edges([0, 1], [1, 0], 3, self_loops=False)
     with pytest.raises(GraphError, match="vertex 0 has no self-loop"):
         check_graph(missing_loop, "g")
+    no_edges = np.zeros(4, dtype=np.int64), np.zeros(0, dtype=np.int32)  # three vertices, rows all empty
+    with pytest.raises(GraphError, match="vertex 0 has no self-loop"):
+        check_graph(Graph(*no_edges, *no_edges), "g")
 
 
 def test_read_only_output_is_exit_1_naming_the_output(tmp_path, capsys, monkeypatch):

@@ -29,7 +29,7 @@ ARRAYS_DIGEST_KEY = "arrays_sha256"
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9))
 #: edges per chunk of the graph checks (whole rows; bounds their memory)
 _CHUNK = 1 << 22
-#: threads checking chunks at once (each holds ~50 bytes per edge of its chunk)
+#: threads checking chunks at once (each holds ~32 bytes per edge of its chunk)
 _WORKERS = min(8, os.cpu_count() or 1)
 
 
@@ -107,10 +107,10 @@ _SOURCE_SALT, _TARGET_SALT = np.uint64(1), np.uint64(2)
 def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, transposed: bool) -> np.ndarray:
     """Check one CSR side chunk by chunk; return the fingerprint of its edges as (source, target) pairs.
 
-    The fingerprint is the wrapping uint64 sum over edges (s, t) of hash(s) * hash(t), the
-    hash salted differently for sources and targets: equal for the same edges in any order, unequal for different
-    edge sets except by a 2**-64-scale accident. Per row it is the row vertex's hash times the
-    sum of its entries' hashes, so only the entries are hashed edge by edge.
+    The fingerprint is the wrapping uint64 sum over edges (s, t) of hash(s) * hash(t), the hash
+    salted differently for sources and targets: equal for the same edges in any order, unequal
+    for different edge sets except by a 2**-64-scale accident. Per row it is the row vertex's
+    hash times the sum of its entries' hashes, so only the entries are hashed edge by edge.
 
     Chunks of about ``_CHUNK`` edges (whole rows), :data:`_WORKERS` at a time, keep
     the memory at O(|V| + chunk) on graphs of billions of edges.
@@ -135,6 +135,8 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
 
     def check_rows(v0: int, v1: int):
         lo, hi = int(offsets[v0]), int(offsets[v1])
+        if lo == hi:  # rows without entries (a graph without edges): nothing to check or fingerprint
+            return np.zeros(0, dtype=np.int32), np.uint64(0)
         cols = indices[lo:hi]
         rows = np.repeat(np.arange(v0, v1, dtype=np.int32), counts[v0:v1])  # ids < n fit int32
         # strictly increasing within each row: a step down or a repeat is allowed only where a row starts
@@ -146,8 +148,8 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
             raise GraphError(f"{what}: vertex {int(rows[at])}'s list is unsorted or repeats {int(cols[at])}")
         sums = np.cumsum(_vertex_hash(cols, entry_salt))  # wrapping, like every sum of the fingerprint
         ends = offsets[v0 + 1:v1 + 1] - lo
-        row_sums = np.where(ends > 0, sums[np.maximum(ends - 1, 0)], 0)
-        row_sums[1:] -= row_sums[:-1].copy()  # each row's own entries
+        through_row = np.where(ends > 0, sums[np.maximum(ends - 1, 0)], 0)
+        row_sums = np.diff(through_row, prepend=np.uint64(0))  # each row's own entries
         with np.errstate(over="ignore"):
             fingerprint = (_vertex_hash(np.arange(v0, v1), row_salt) * row_sums).sum(dtype=np.uint64)
         return rows[cols == rows], fingerprint

@@ -42,8 +42,9 @@ CHECK_BYTES_PER_EDGE = 32
 #: measured as two on 2 cores and on 16 (the threads' peaks do not coincide).
 CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, 2
 #: Peak bytes per input edge of ``prepare`` by source: a SNAP or Matrix Market file, an R-MAT graph drawn
-#: on the host, one drawn on the GPU (which sends the CSR to the host group by group).
-PREPARE_BYTES_PER_EDGE = {"file": 40, "rmat-cpu": 28, "rmat-gpu": 12}
+#: on the host, one drawn on the GPU (which sends the CSR to the host group by group; 10.5 puts every
+#: GPU-drawn graph of docs/measurements/scale_pipeline*/ within 0.80-1.24 of its measured peak).
+PREPARE_BYTES_PER_EDGE = {"file": 40, "rmat-cpu": 28, "rmat-gpu": 10.5}
 #: Scratch per edge of a random batch while it is drawn and written.
 BATCH_BYTES_PER_EDGE = 32
 #: The CPU engine's SciPy matrix (int32 indices and float64 values of the transpose) per edge, and its
@@ -57,31 +58,32 @@ CPU_SECONDS_PER_EDGE_ITERATION = 1.4e-9
 SOLVE_ITERATIONS = 60
 
 
-def graph_bytes(num_vertices: int, num_edges: int) -> int:
+def graph_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> int:
     """Bytes of a graph in memory and in its ``.npz``: int64 offsets and int32 ids of the CSR and its
-    transpose, and the int64 original id of each vertex."""
-    return 16 * (num_vertices + 1) + 8 * num_edges + 8 * num_vertices
+    transpose, and, where the input named its vertices (not a generated graph, whose ids are its
+    indices), the int64 original id of each vertex."""
+    return 16 * (num_vertices + 1) + 8 * num_edges + (8 * num_vertices if vertex_ids else 0)
 
 
-def load_bytes(num_vertices: int, num_edges: int) -> int:
+def load_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> int:
     """A prepared graph mapped and checked: the graph's bytes and the chunks being checked."""
     checked = min(num_edges, CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES)
-    return graph_bytes(num_vertices, num_edges) + CHECK_BYTES_PER_EDGE * checked
+    return graph_bytes(num_vertices, num_edges, vertex_ids) + CHECK_BYTES_PER_EDGE * checked
 
 
 def prepare_bytes(input_edges: int, num_vertices: int, num_edges: int, source: str, temporal_edges: int = 0) -> int:
     """Peak of ``prepare``: parsing or generating, then the CSR and transpose (``source`` a key of
     :data:`PREPARE_BYTES_PER_EDGE`); a temporal graph also keeps its time-ordered edge list."""
     process = PROCESS_BYTES + (CUDA_PROCESS_BYTES if source == "rmat-gpu" else 0)
-    work = PREPARE_BYTES_PER_EDGE[source] * input_edges
-    return process + max(work, graph_bytes(num_vertices, num_edges)) + 16 * temporal_edges
+    work = math.ceil(PREPARE_BYTES_PER_EDGE[source] * input_edges)
+    return process + max(work, graph_bytes(num_vertices, num_edges, source == "file")) + 16 * temporal_edges
 
 
-def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int) -> int:
+def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int, vertex_ids: bool = True) -> int:
     """Peak of ``random_batches``: the graph checked, then its self-loop positions and the batch's scratch."""
     sampling = 8 * num_vertices + BATCH_BYTES_PER_EDGE * batch_edges
-    check = load_bytes(num_vertices, num_edges) - graph_bytes(num_vertices, num_edges)
-    return PROCESS_BYTES + graph_bytes(num_vertices, num_edges) + max(check, sampling)
+    graph = graph_bytes(num_vertices, num_edges, vertex_ids)
+    return PROCESS_BYTES + graph + max(load_bytes(num_vertices, num_edges, vertex_ids) - graph, sampling)
 
 
 def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> int:
@@ -90,21 +92,22 @@ def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> in
     return PROCESS_BYTES + load_bytes(num_vertices, num_edges) + (16 + 40) * temporal_edges
 
 
-def experiment_bytes(num_vertices: int, num_edges: int, batch_edges: int, gpu: bool) -> int:
+def experiment_bytes(num_vertices: int, num_edges: int, batch_edges: int, gpu: bool, vertex_ids: bool = True) -> int:
     """Peak of ``run_experiment``: on the GPU the graph while it is checked and uploaded (its host copy
     is then dropped) and one batch file; on the CPU the graph, a batch's new graph and the engine."""
     n, m = num_vertices, num_edges
     if gpu:
-        return PROCESS_BYTES + CUDA_PROCESS_BYTES + load_bytes(n, m) + 8 * batch_edges
+        return PROCESS_BYTES + CUDA_PROCESS_BYTES + load_bytes(n, m, vertex_ids) + 8 * batch_edges
     engine = CPU_ENGINE_BYTES_PER_EDGE * (m + batch_edges) + CPU_ENGINE_BYTES_PER_VERTEX * n
-    return PROCESS_BYTES + 2 * graph_bytes(n, m + batch_edges) + engine + 8 * batch_edges
+    return PROCESS_BYTES + 2 * graph_bytes(n, m + batch_edges, vertex_ids) + engine + 8 * batch_edges
 
 
 def bench_bytes(graphs, report_sizes=(), report_density: float = 0.5) -> int:
     """Peak of ``bench`` (GPU only): the largest of its graphs checked, with its copy without self-loops
     for Kahn (``graphs``: :class:`Counts`), or the largest of the Kahn report's dense matrices (n^2
     bytes) with its CSR and transpose and the transpose's scratch (24 bytes per edge)."""
-    graph = max((load_bytes(c.vertices, c.edges) + graph_bytes(c.vertices, c.edges) for c in graphs), default=0)
+    graph = max((load_bytes(c.vertices, c.edges, c.vertex_ids) + graph_bytes(c.vertices, c.edges, c.vertex_ids)
+                 for c in graphs), default=0)
     dense = max((n * n + 24 * math.ceil(report_density * n * n) for n in report_sizes), default=0)
     return PROCESS_BYTES + CUDA_PROCESS_BYTES + max(graph, dense)
 
@@ -125,6 +128,11 @@ class Counts:
     edges: int
     temporal_edges: int
     source: str
+
+    @property
+    def vertex_ids(self) -> bool:
+        """Whether the prepared graph stores original vertex ids (a generated graph's are its indices)."""
+        return self.source == "file"
 
 
 def dataset_counts(dataset, gpu: bool = False) -> Counts:
@@ -149,11 +157,11 @@ def job_bytes(rule: str, dataset, *, fraction: float = 0.0, gpu: bool = False) -
     if rule == "prepare":
         return prepare_bytes(c.input_edges, c.vertices, c.edges, c.source, c.temporal_edges)
     if rule == "random_batches":
-        return random_batches_bytes(c.vertices, c.edges, batch_edges)
+        return random_batches_bytes(c.vertices, c.edges, batch_edges, c.vertex_ids)
     if rule in ("temporal_base", "temporal_batches"):
         return temporal_bytes(c.vertices, c.edges, c.temporal_edges)
     if rule == "run_experiment":
-        return experiment_bytes(c.vertices, c.edges, batch_edges, gpu)
+        return experiment_bytes(c.vertices, c.edges, batch_edges, gpu, c.vertex_ids)
     raise ValueError(f"no memory model for rule {rule!r}")
 
 
