@@ -1,9 +1,12 @@
-"""Static with CSR segmenting against the default on R-MAT graphs, in one GPU process (issue 35).
+"""Static with CSR segmenting and float32 contributions against the default, in one GPU process (issue 35).
 
 For each scale the catalog's R-MAT graph (edge factor 16, seed 1 unless ``--seed``; generated on
 the GPU where it comes from the counter stream, kept resident) is run with
 
 - ``classes``: the default engine (its hub-first relabelling is in ``time_ms``, and is its ``partition_ms``);
+- each of ``--variants`` (``classes_c32`` by default: the default storing float32 contributions);
+  these and the default also run ND and DF on a random batch of ``--fraction`` of the edges, from the
+  default's Static ranks (rows by ``approach``; ``ms_per_iteration``: time per full-graph iteration);
 - ``gather_only``: :func:`dynpr.bench.gather_ms`, one pass that only sums ``C[u]`` over every
   in-edge, ids hub-first (``time_ms`` is one pass, ``ms_per_iteration`` the same);
 - ``segmented``: :mod:`dynpr.gpu.locality` for each ``--shares`` (a segment's contributions
@@ -11,14 +14,20 @@ the GPU where it comes from the counter stream, kept resident) is run with
   ``given``: the ids as generated); the layout is built once per graph (``layout_ms``, not in
   ``time_ms``, whose ``partition_ms`` maps the starting ranks into the layout's ids).
 
-Times are medians of ``--repeats`` runs after one warm-up run, from CUDA events (the engines'
-phases). Every run is checked against the reference (Static at tau = 1e-100, at most 500
-iterations, going on from the default's Static run): ``l1_ratio`` is its L1 error over the
-default's, ``iterations_delta`` its iterations minus the default's (issue 35 asks for 0 or 1 and
-an L1 within 1%). Writes ``results/bench/locality.csv`` (or ``--out``) and prints a table last.
+Each of ``--datasets`` (catalog graphs read as ``benchmarks/bench_gpu.py`` reads them, kept on the
+host) gets the default's and ``--variants``' rows alone: the graphs of the bench that must not get
+slower.
 
-    python benchmarks/bench_locality.py                       # scales 22 and 25
+Times are medians of ``--repeats`` runs after one warm-up run, from CUDA events (the engines'
+phases). Every run is checked against the float64 reference of its graph (Static at tau = 1e-100,
+at most 500 iterations, going on from the default's Static run): ``l1_ratio`` is its L1 error over
+the default's for the same approach, ``iterations_delta`` its iterations minus the default's (issue
+35 asks for 0 or 1 and an L1 within 1%). Writes ``results/bench/locality.csv`` (or ``--out``) and
+prints a table last.
+
+    python benchmarks/bench_locality.py                       # scales 22 and 25, two SNAP graphs
     python benchmarks/bench_locality.py --scales 22 25 26 --shares 0.25 0.5 1 --orders hub given
+    python benchmarks/bench_locality.py --scales 22 25 --shares    # no segmented rows
 """
 
 from __future__ import annotations
@@ -29,22 +38,26 @@ import itertools
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dynpr.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
+from dynpr.batches import apply_batch, random_batch
 from dynpr.bench import gather_ms, require_gpu, run_script
+from dynpr.designs import VARIANTS
 from dynpr.locality import ORDERS, SHORT_EDGES, layout_device_bytes
-from dynpr.pagerank import l1_error, reference, static
+from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions
+from dynpr.prepare import read_graph_with_ids
 from dynpr.results import git_commit
 from dynpr.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]
-COLUMNS = ("device", "git_commit", "graph", "n", "m", "variant", "order", "l2_share", "short_edges", "segment_width",
-           "segments", "sub_rows", "edges_per_sub_row", "layout_ms", "time_ms", "partition_ms", "ms_per_iteration",
-           "speedup_vs_default", "iterations", "iterations_delta", "converged", "l1_vs_reference", "l1_ratio",
-           "l1_vs_default", "peak_pool_bytes", "layout_bytes_model")
+COLUMNS = ("device", "git_commit", "graph", "n", "m", "variant", "approach", "batch_fraction", "order", "l2_share",
+           "short_edges", "segment_width", "segments", "sub_rows", "edges_per_sub_row", "layout_ms", "time_ms",
+           "partition_ms", "ms_per_iteration", "speedup_vs_default", "iterations", "iterations_delta", "converged",
+           "l1_vs_reference", "l1_ratio", "l1_vs_default", "peak_pool_bytes", "layout_bytes_model")
 
 
 def timed_runs(run, repeats: int):
@@ -59,6 +72,55 @@ def timed_runs(run, repeats: int):
             statistics.median(r.phases["partition_ms"] for r in results), results[-1])
 
 
+def engine_rows(graph, base: dict, args, pool, log=print):
+    """The default's rows and each of ``args.variants``' on ``graph``: Static, then ND and DF on a
+    random batch from the default's Static ranks; returns them, the default's Static result and the
+    graph's (float64) reference."""
+    options = PageRankOptions()
+    old_static = static(graph, options, backend="gpu")
+    batch = random_batch(graph, args.fraction, 0.8, np.random.default_rng(args.seed))
+    new = apply_batch(graph, batch)
+    references = {False: reference(graph, options, backend="gpu", static_result=old_static),
+                  True: reference(new, options, backend="gpu", static_result=static(new, options, backend="gpu"))}
+    rows, default, default_static = [], {}, None
+    for variant, approach in itertools.product(["classes", *args.variants], ("static", "nd", "df")):
+        variant_options = PageRankOptions(variant=variant)
+        dynamic = approach != "static"
+
+        def run():
+            if dynamic:
+                return update(approach, graph, new, batch, old_static.ranks, variant_options, backend="gpu")
+            return static(graph, variant_options, backend="gpu")
+
+        pool.reset()
+        ms, partition, result = timed_runs(run, args.repeats)
+        ref = references[dynamic]
+        l1 = l1_error(result.ranks, ref)
+        first = default.setdefault(approach, (ms, result, l1))
+        rows.append({**base, "variant": variant, "approach": approach,
+                     "batch_fraction": args.fraction if dynamic else float("nan"), "time_ms": ms,
+                     "partition_ms": partition, "ms_per_iteration": ms / result.iterations,
+                     "speedup_vs_default": first[0] / ms, "iterations": result.iterations,
+                     "iterations_delta": result.iterations - first[1].iterations, "converged": result.converged,
+                     "l1_vs_reference": l1, "l1_ratio": l1 / first[2] if first[2] else float("nan"),
+                     "l1_vs_default": l1_error(result.ranks, first[1].ranks), "peak_pool_bytes": pool.peak})
+        log(f"{base['graph']} {variant} {approach}: {ms:.3f} ms, {result.iterations} iterations, "
+            f"L1 {l1:.3e} ({rows[-1]['l1_ratio']:.4f} x the default's)")
+        if approach == "static" and variant == "classes":
+            default_static = result
+        del result
+    return rows, default_static, references[False]
+
+
+def bench_dataset(name: str, args, pool, common: dict, log=print) -> list[dict]:
+    """The engine rows of one catalog graph (on the host, as the pipeline runs it)."""
+    graph, _, _ = read_graph_with_ids(name, results=ROOT / "results" / "graphs")
+    log(f"{name}: {graph.num_vertices} vertices, {graph.num_edges} edges (self-loops included)")
+    rows, _, _ = engine_rows(graph, {**common, "graph": name, "n": graph.num_vertices, "m": graph.num_edges}, args,
+                             pool, log)
+    return rows
+
+
 def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
     """Every row of one R-MAT scale."""
     import cupy
@@ -70,23 +132,12 @@ def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
     n, m = graph.num_vertices, graph.num_edges
     base = {**common, "graph": name, "n": n, "m": m}
     log(f"{name}: {n} vertices, {m} edges (self-loops included)")
-    options = PageRankOptions()
-
-    pool.reset()
-    default_ms, default_partition, default = timed_runs(
-        lambda: static(graph, options, backend="gpu"), args.repeats)
-    default_peak = pool.peak
-    ref = reference(graph, options, backend="gpu", static_result=default)
-    default_l1 = l1_error(default.ranks, ref)
-    rows = [{**base, "variant": "classes", "time_ms": default_ms, "partition_ms": default_partition,
-             "ms_per_iteration": default_ms / default.iterations,
-             "speedup_vs_default": 1.0, "iterations": default.iterations, "iterations_delta": 0,
-             "converged": default.converged, "l1_vs_reference": default_l1, "l1_ratio": 1.0, "l1_vs_default": 0.0,
-             "peak_pool_bytes": default_peak}]
+    rows, default, ref = engine_rows(graph, base, args, pool, log)
+    default_ms, default_l1 = rows[0]["time_ms"], rows[0]["l1_vs_reference"]
 
     pool.reset()
     gather = gather_ms(graph.in_offsets, graph.sources, args.repeats)
-    rows.append({**base, "variant": "gather_only", "time_ms": gather, "ms_per_iteration": gather,
+    rows.append({**base, "variant": "gather_only", "approach": "gather", "time_ms": gather, "ms_per_iteration": gather,
                  "peak_pool_bytes": pool.peak})
 
     for order, short_edges, share in itertools.product(args.orders, args.short_edges, args.shares):
@@ -94,8 +145,9 @@ def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
         dl = locality.prepare(graph, l2_share=share, order=order, short_edges=short_edges)
         ms, partition, result = timed_runs(lambda: locality.pagerank("static", graph, layout=dl), args.repeats)
         l1 = l1_error(result.ranks, ref)
-        rows.append({**base, "variant": "segmented", "order": order, "l2_share": share, "short_edges": short_edges,
-                     "segment_width": dl.layout.width, "segments": dl.segments, "sub_rows": dl.sub_rows,
+        rows.append({**base, "variant": "segmented", "approach": "static", "order": order, "l2_share": share,
+                     "short_edges": short_edges, "segment_width": dl.layout.width, "segments": dl.segments,
+                     "sub_rows": dl.sub_rows,
                      "edges_per_sub_row": m / dl.sub_rows, "layout_ms": dl.layout_ms, "time_ms": ms,
                      "partition_ms": partition, "ms_per_iteration": ms / result.iterations,
                      "speedup_vs_default": default_ms / ms, "iterations": result.iterations,
@@ -116,8 +168,13 @@ def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[22, 25])
-    parser.add_argument("--shares", type=float, nargs="+", default=[0.25, 0.5, 1.0],
-                        help="share of the L2 one segment's contributions take")
+    parser.add_argument("--shares", type=float, nargs="*", default=[0.25, 0.5, 1.0],
+                        help="share of the L2 one segment's contributions take (none: no segmented rows)")
+    parser.add_argument("--variants", nargs="*", choices=[v for v, d in VARIANTS.items() if d.fused],
+                        default=["classes_c32"], help="the default engine's variants run beside it")
+    parser.add_argument("--fraction", type=float, default=1e-4, help="ND and DF's random batch, a share of |E|")
+    parser.add_argument("--datasets", nargs="*", default=["web-NotreDame", "sx-mathoverflow"],
+                        help="catalog graphs run with the default and --variants alone")
     parser.add_argument("--orders", nargs="+", choices=ORDERS, default=["hub"])
     parser.add_argument("--short-edges", type=int, nargs="+", default=[SHORT_EDGES],
                         help="sub-rows of more edges are summed by a warp per piece, shorter ones by a thread")
@@ -132,12 +189,13 @@ def main(argv=None) -> None:
     common = {"device": device_name("gpu"), "git_commit": git_commit(ROOT)}
     print(f"{common['device']}, commit {common['git_commit']}", flush=True)
     rows = []
-    for scale in args.scales:
-        rows += bench_graph(scale, args, pool, common, log=lambda line: print(line, flush=True))
+    benches = [(bench_dataset, name) for name in args.datasets] + [(bench_graph, scale) for scale in args.scales]
+    for bench, graph in benches:
+        rows += bench(graph, args, pool, common, log=lambda line: print(line, flush=True))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         table = pd.DataFrame(rows, columns=COLUMNS)
         write_csv_atomic(table, args.out)  # after every graph: a later one running out of time keeps these
-    shown = table[["graph", "variant", "order", "l2_share", "short_edges", "segments", "edges_per_sub_row", "layout_ms",
+    shown = table[["graph", "variant", "approach", "order", "l2_share", "segments", "edges_per_sub_row", "layout_ms",
                    "time_ms", "ms_per_iteration", "speedup_vs_default", "iterations_delta", "l1_ratio",
                    "peak_pool_bytes"]].copy()
     shown["peak_pool_gib"] = shown.pop("peak_pool_bytes") / 2**30

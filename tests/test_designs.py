@@ -5,27 +5,96 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from dynpr import designs
 from dynpr.gpu import loader
 
-_STRUCT = re.compile(r"struct (\w+) \{([^}]*)\};")
-_FIELD = re.compile(r"^\s*(?:unsigned )?int (\w+)(?:\[(\w+)\])?;", re.MULTILINE)
+_STRUCT = re.compile(r"^struct (\w+) \{([^}]*)\};", re.MULTILINE)
+_FIELD = re.compile(r"^\s*(?:const )?((?:unsigned )?(?:long long|int|double|char|\w+))\s*(\*?)\s*(\w+)(?:\[(\w+)\])?;",
+                    re.MULTILINE)
 
 
-def header_structs() -> dict[str, tuple[tuple[str, int], ...]]:
-    """The int structs of kernels/layouts.cuh as (field, element count), kMaxClasses read as the class count."""
+def header_structs() -> dict[str, tuple[tuple[str, str, int], ...]]:
+    """The structs of kernels/layouts.cuh as (field, C type, element count): a pointer's type is
+    "pointer", kMaxClasses is read as the class count."""
     text = (loader.kernel_dir() / "layouts.cuh").read_text()
     sizes = {"kMaxClasses": int(re.search(r"constexpr int kMaxClasses = (\d+);", text).group(1))}
-    return {name: tuple((field, int(sizes.get(count, count or 1))) for field, count in _FIELD.findall(body))
+    return {name: tuple((field, "pointer" if star else ctype, int(sizes.get(count, count or 1)))
+                        for ctype, star, field, count in _FIELD.findall(body))
             for name, body in _STRUCT.findall(text)}
 
 
 @pytest.mark.parametrize("layout", [designs.CLASS_PLAN, designs.ITERATION_STATE])
 def test_python_layouts_mirror_the_header(layout):
-    assert header_structs()[layout.name] == layout.fields
+    fields = header_structs()[layout.name]
+    assert {ctype for _, ctype, _ in fields} <= {"int", "unsigned int"}
+    assert tuple((field, count) for field, _, count in fields) == layout.fields
+
+
+def test_kernel_structs_mirror_the_header():
+    header = header_structs()
+    assert set(designs.KERNEL_STRUCTS) == set(header) - {designs.CLASS_PLAN.name, designs.ITERATION_STATE.name}
+    for name, struct in designs.KERNEL_STRUCTS.items():
+        assert header[name] == struct.fields, name
+
+
+def test_kernel_structs_pack_addresses_and_values():
+    np = pytest.importorskip("numpy")
+
+    class Array:  # what pack reads of a CuPy array
+        def __init__(self, ptr):
+            self.data = type("Memory", (), {"ptr": ptr})()
+
+    graph = designs.KERNEL_STRUCTS["GraphArgs"]
+    packed = graph.pack(in_offsets=Array(0x1000), sources=Array(0x2000), inv_degree=None, out_offsets=Array(8),
+                        targets=Array(16), n=7)
+    assert packed.shape == (1,) and packed.dtype.itemsize == 6 * 8  # five pointers, n padded to 8 bytes
+    assert (int(packed["in_offsets"][0]), int(packed["sources"][0]), int(packed["inv_degree"][0])) == (0x1000,
+                                                                                                     0x2000, 0)
+    assert int(packed["n"][0]) == 7
+    buffers = designs.KERNEL_STRUCTS["RankBuffers"].pack(R=(Array(1), Array(2)), C=(Array(3), None))
+    assert buffers["R"][0].tolist() == [1, 2] and buffers["C"][0].tolist() == [3, 0]
+    options = designs.KERNEL_STRUCTS["SolveOptions"]
+    assert options.dtype().fields["max_iterations"][1] == 48 and options.dtype().itemsize == 56
+    with pytest.raises(TypeError, match="missing or unknown"):
+        graph.pack(n=1)
+    assert np.dtype(designs.C_TYPES["pointer"]).itemsize == 8
+
+
+def test_kernel_structs_packed_again_are_reused_only_for_the_same_values():
+    # Launches repeat their structs every iteration; a repeat reuses the packed bytes, a
+    # change of any field (the swapped rank buffers of the next iteration) packs anew.
+    buffers = designs.KERNEL_STRUCTS["RankBuffers"]
+    first = buffers.pack(R=(1, 2), C=(3, 4))
+    assert buffers.pack(R=(1, 2), C=(3, 4)) is first
+    swapped = buffers.pack(R=(2, 1), C=(4, 3))
+    assert swapped["R"][0].tolist() == [2, 1] and swapped["C"][0].tolist() == [4, 3]
+    assert first["R"][0].tolist() == [1, 2] and first["C"][0].tolist() == [3, 4]  # not overwritten
+    options = designs.KERNEL_STRUCTS["SolveOptions"]
+    fields = dict(c0=0.15, alpha=0.85, tau_f=1e-6, tau_p=1e-6, tau=1e-10, pull_edges=-1.0, max_iterations=500)
+    assert options.pack(**fields).tobytes() == options.pack(**fields).tobytes()
+    assert int(options.pack(**{**fields, "max_iterations": 7})["max_iterations"][0]) == 7
+    padding = designs.KERNEL_STRUCTS["GraphArgs"].pack(in_offsets=1, sources=2, inv_degree=3, out_offsets=4,
+                                                        targets=5, n=6).tobytes()[44:]
+    assert padding == bytes(4)  # padding written as zeros: equal structs are equal bytes
+
+
+@pytest.mark.parametrize("source", ["pagerank.cu", "baselines.cu", "static_variants.cu", "dt_bfs.cu", "kahn.cu",
+                                    "kahn_persistent.cu", "gather.cu"])
+def test_no_pagerank_or_kahn_launch_takes_more_than_eight_arguments(source):
+    text = loader.inline_source(source)
+    # each kernel's declaration runs from __global__ to its body's brace; its parameters are the last
+    # parenthesized list there (launch bounds come before the name)
+    heads = [chunk.split("{", 1)[0] for chunk in text.split("__global__")[1:]]
+    kernels = [re.search(r"(\w+)\s*\(([^()]*)\)\s*$", head).groups() for head in heads]
+    assert kernels
+    if source == "pagerank.cu":
+        assert {name for name, _ in kernels} >= {"rank_fused", "rank_persistent", "degree_classes", "mark_frontier"}
+    for name, params in kernels:
+        assert params.count(",") + 1 <= 8, name
 
 
 def test_layout_positions():
@@ -38,10 +107,17 @@ def test_layout_positions():
         designs.ITERATION_STATE.index("nope")
 
 
-def test_block_and_lanes_reach_nvrtc_as_defines():
+def test_block_lanes_and_contributions_reach_nvrtc_as_defines():
     options = loader.COMPILE_OPTIONS
     assert f"-DDYNPR_BLOCK={designs.BLOCK}" in options
     assert "-DDYNPR_CLASS_LANES=" + ",".join(map(str, designs.CLASS_LANES)) in options
+    assert "-DDYNPR_CONTRIBUTION=double" in options
+    assert "-DDYNPR_CONTRIBUTION=float" in loader.compile_options("float32")
+    # every variant stores a declared dtype; the kernels know it only by the define, in the header
+    # that also types the C pointers of RankBuffers
+    assert {v.contribution for v in designs.VARIANTS.values()} <= set(designs.CONTRIBUTION_TYPES)
+    layouts = (loader.kernel_dir() / "layouts.cuh").read_text()
+    assert "using Contribution = DYNPR_CONTRIBUTION;" in layouts and "Contribution* C[2];" in layouts
     common = (loader.kernel_dir() / "common.cuh").read_text()
     assert "constexpr int kBlock = DYNPR_BLOCK;" in common and "= 256" not in common
 
@@ -50,6 +126,8 @@ def test_each_header_is_inlined_once():
     source = loader.inline_source("pagerank.cu")
     assert source.count("// ---- common.cuh ----") == 1
     assert source.count("struct IterationState {") == 1
+    for header in ("classes.cuh", "units.cuh", "kept.cuh", "marking.cuh", "relabel.cuh", "layouts.cuh"):
+        assert source.count(f"// ---- {header} ----") == 1, header
     # only system headers (cooperative_groups.h) stay includes; the project's are inlined
     assert '#include "' not in source and "#pragma once" not in source
 
@@ -62,7 +140,10 @@ def test_variants_declare_one_production_design():
         designs.variant("nope")
     # the fused designs are the ones the default engine runs itself; every other one is a baseline
     assert {v.name for v in designs.VARIANTS.values() if v.fused} == {"classes", "classes_sync", "classes_graphs",
-                                                                       "classes_persistent"}
+                                                                       "classes_persistent", "classes_c32"}
+    # classes_c32 is the default but for its contributions' dtype
+    assert replace(designs.VARIANTS["classes_c32"], name="classes", summary="", contribution="float64",
+                   production=True) == replace(designs.VARIANTS["classes"], summary="")
     # the default picks its launch by size; the two forced variants bracket it
     bounds = {name: designs.VARIANTS[name].persistent_below for name in ("classes_graphs", "classes_persistent")}
     assert bounds["classes_graphs"] == 0 < designs.VARIANTS["classes"].persistent_below < bounds["classes_persistent"]

@@ -219,8 +219,9 @@ from dynpr.gpu.kahn import kahn as gpu_kahn  # noqa: E402
 
 FULL_VARIANTS = ("classes", "classes_graphs", "classes_persistent", "classes_sync", "classes_unfused", "partitioned",
                  "partitioned_prc")
-# Designs in double precision, which must match the CPU's float64 ranks to rounding.
-FLOAT64_VARIANTS = tuple(v for v in VARIANTS if v != "pull_float32")
+# Designs in double precision, which must match the CPU's float64 ranks to rounding (classes_c32's
+# float32 contributions have their twin on the CPU: test_gpu_contributions.py).
+FLOAT64_VARIANTS = tuple(v for v in VARIANTS if v not in ("pull_float32", "classes_c32"))
 # float32 ranks summing to 1: an L1 distance from the float64 ranks of the CPU up to this is rounding (the
 # float32 epsilon, 6e-8, amplified by the 1 / (1 - alpha) of the iteration and the sums over in-edges).
 FLOAT32_L1 = 1e-5
@@ -289,7 +290,8 @@ def test_variant_cap_and_initial(variant):
     graph = load("rmat14")
     initial = np.random.default_rng(5).random(graph.num_vertices)
     options = replace(OPTIONS, max_iterations=7)
-    cpu = cpu_pagerank._update("static", None, graph, None, None, options, initial=initial)
+    # the CPU reads the variant's contributions' dtype alone: the twin of classes_c32, float64 otherwise
+    cpu = cpu_pagerank._update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
     gpu = gpu_pagerank._update("static", None, graph, None, None, replace(options, variant=variant), initial=initial)
     assert gpu.iterations == cpu.iterations == 7
     assert gpu.converged == cpu.converged
@@ -325,7 +327,7 @@ def test_dynamic_variants_within_twice_cpu(name, approach, variant):
         assert gpu.affected == cpu.affected
 
 
-@pytest.mark.parametrize("variant", sorted(set(VARIANTS) - set(FULL_VARIANTS)))
+@pytest.mark.parametrize("variant", sorted(v for v in VARIANTS if designs.VARIANTS[v].static_only))
 def test_static_only_variants_refuse_dynamic(variant):
     old, new, batch, previous, _ = scenario("CollegeMsg")
     with pytest.raises(ValueError, match="static and nd only"):
@@ -807,3 +809,83 @@ def test_convergence_is_reported_and_can_raise(variant):
                             replace(options, max_iterations=3, raise_on_max_iterations=True))
     # push_atomic's atomics add in a different order every run
     assert l1_error(caught.value.result.ranks, capped.ranks) <= 1e-15
+
+
+def test_kernel_structs_match_the_device_layout():
+    # The Python mirrors of layouts.cuh's parameter structs (dynpr.designs.KERNEL_STRUCTS) have
+    # the device compiler's size and field offsets, and a struct passed by value arrives whole:
+    # a kernel copies every struct's bytes back, each field tagged by a distinct value.
+    cupy = pytest.importorskip("cupy")
+    structs = designs.KERNEL_STRUCTS
+    lines = []
+    for i, (name, struct) in enumerate(structs.items()):
+        lines.append(f"layout[{i}][0] = sizeof({name});")
+        lines += [f"layout[{i}][{j + 1}] = reinterpret_cast<unsigned long long>(&static_cast<{name}*>(nullptr)->{f});"
+                  for j, (f, _, _) in enumerate(struct.fields)]
+    width = 1 + max(len(s.fields) for s in structs.values())
+    params = ", ".join(f"{name} s{i}" for i, name in enumerate(structs))
+    copies = "\n".join(f"for (int b = 0; b < sizeof(s{i}); ++b) bytes[{i} * 64 + b] = "
+                       f"reinterpret_cast<const unsigned char*>(&s{i})[b];" for i in range(len(structs)))
+    source = (loader.inline_source("layouts.cuh") + "\nusing namespace dynpr;\n"
+              f'extern "C" __global__ void probe(unsigned long long (*layout)[{width}], unsigned char* bytes, '
+              f"{params}) {{\n" + "\n".join(lines) + "\n" + copies + "\n}\n")
+    kernel = cupy.RawKernel(source, "probe", options=loader.COMPILE_OPTIONS)
+    layout = cupy.zeros((len(structs), width), dtype=cupy.uint64)
+    copied = cupy.zeros(64 * len(structs), dtype=cupy.uint8)
+    packed = []
+    for struct in structs.values():
+        dtype = struct.dtype()
+        values = np.zeros(1, dtype=dtype)
+        raw = values.view(np.uint8)
+        raw[:] = np.arange(1, raw.size + 1, dtype=np.uint8)  # every byte distinct
+        packed.append(values)
+    kernel((1,), (1,), (layout, copied, *packed))
+    layout, copied = layout.get(), copied.get()
+    for i, (name, struct) in enumerate(structs.items()):
+        dtype = struct.dtype()
+        assert layout[i, 0] == dtype.itemsize, name
+        assert [layout[i, j + 1] for j in range(len(struct.fields))] == [
+            dtype.fields[f][1] for f, _, _ in struct.fields], name
+        np.testing.assert_array_equal(copied[64 * i:64 * i + dtype.itemsize], packed[i].view(np.uint8), name)
+
+
+@pytest.mark.parametrize("approach", APPROACHES)
+def test_buffer_lists_are_what_the_pool_hands_out(approach):
+    # dynpr.gpu.buffers declares each component's device arrays; the memory model sums the lists.
+    # What CuPy's pool holds after building the relabelling, the classes and the iteration loop is
+    # exactly the declared arrays, each rounded up to the pool's 512-byte unit.
+    cupy = pytest.importorskip("cupy")
+    from dynpr.gpu import buffers
+    from dynpr.gpu.iterations import IterationLoop
+
+    old, new, batch, previous, _ = scenario("CollegeMsg")
+    g = gpu_device.to_device(new)
+    kernels = loader.pagerank_kernels()
+    pool = cupy.cuda.MemoryPool()
+    cupy.cuda.set_allocator(pool.malloc)
+
+    def held(build):
+        before = pool.used_bytes()
+        built = build()
+        cupy.cuda.Device().synchronize()
+        return built, pool.used_bytes() - before
+
+    def expected(component, shape):
+        return sum(-(-buffers.dtype_of(b, shape).itemsize * int(b.length(shape)) // 512) * 512
+                   for b in buffers.declared(component, shape) if not b.transient)
+
+    try:
+        relabel, relabel_bytes = held(lambda: gpu_classes.Relabel(kernels, cupy, g, previous))
+        step, class_bytes = held(lambda: gpu_classes.ClassRanks(
+            kernels, cupy, relabel.graph, gpu_device.MODES[approach], OPTIONS, designs.CLASS_LANES,
+            designs.CLASS_BOUNDS, True, True))
+        loop, loop_bytes = held(lambda: IterationLoop(kernels, cupy, approach, relabel.graph, batch, previous,
+                                                      OPTIONS, step, relabel=relabel))
+    finally:
+        cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+    n, m = g.n, int(g.sources.size)
+    assert relabel_bytes == expected(buffers.RELABEL, buffers.RunShape(n, m, relabel=True))
+    assert class_bytes == expected(buffers.CLASSES, buffers.RunShape(n, m, classes=4, bounds=3))
+    assert loop_bytes == expected(buffers.LOOP, loop.shape) + (expected(buffers.DT_SEARCH, loop.shape)
+                                                              if loop.shape.dt_search else 0)
+    assert loop.shape.dt_search == (approach == "dt")

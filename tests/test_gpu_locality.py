@@ -135,11 +135,18 @@ def test_bench_locality_writes_its_rows(tmp_path):
     out = tmp_path / "locality.csv"
     # 0.0002 of the L2 (10 KB on the H100): a few segments of R-MAT scale 12
     script["main"](["--scales", "12", "--repeats", "1", "--shares", "0.0002", "--orders", "hub", "given",
-                    "--out", str(out)])
+                    "--datasets", "CollegeMsg", "--out", str(out)])
     import pandas as pd
 
     table = pd.read_csv(out)
-    assert list(table.variant) == ["classes", "gather_only", "segmented", "segmented"]
+    engine = ["classes"] * 3 + ["classes_c32"] * 3  # Static, ND and DF each
+    assert list(table.variant) == engine + engine + ["gather_only", "segmented", "segmented"]
+    assert list(table.graph.unique()) == ["CollegeMsg", "rmat-12"]
+    rows = table[table.variant.str.startswith("classes")]
+    assert list(rows.approach) == ["static", "nd", "df"] * 4 and (rows.time_ms > 0).all()
+    default = rows[rows.variant == "classes"]
+    assert (default.iterations_delta == 0).all() and (default.l1_ratio == 1).all()
+    assert (rows[rows.variant == "classes_c32"].l1_vs_default > 0).all()  # float32 contributions round
     segmented = table[table.variant == "segmented"]
     assert (segmented.segments > 1).all() and (segmented.iterations_delta == 0).all()
     assert (segmented.l1_ratio.between(0.99, 1.01)).all() and (table.time_ms > 0).all()

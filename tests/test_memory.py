@@ -9,9 +9,10 @@ from dynpr.graph import Graph
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, MODEL_APPROACHES, check_fits, device_bytes_needed
 
 
-def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str) -> int:
-    """Bytes of the arrays the GPU engine's default variant (``classes``) keeps on the device,
-    built with NumPy and summed (as listed in ``dynpr.gpu.iterations.IterationLoop`` and ``ClassRanks``)."""
+def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str, contribution=np.float64) -> int:
+    """Bytes of the arrays the GPU engine's default variant (``classes``; ``classes_c32`` with
+    ``contribution`` float32) keeps on the device, built with NumPy and summed (as listed in
+    ``dynpr.gpu.iterations.IterationLoop`` and ``ClassRanks``)."""
     n = graph.num_vertices
     if approach == "kahn":
         # as dynpr.gpu.kahn._buffers: in-degree, flags, scan, two frontiers, per-level sizes
@@ -23,14 +24,16 @@ def engine_arrays(graph: Graph, approach: str, batch_edges: int, partition: str)
     listed = partition != "none"
     arrays = uploaded + [
         np.empty((2, n), np.float64),  # R, Rnew
-        np.empty((2, n), np.float64),  # contributions C, Cnew
+        np.empty((2, n), contribution),  # contributions C, Cnew
         np.empty(n, np.uint8),  # dv
         np.empty(2, np.float64), np.empty(6, np.int32),  # change and push work, IterationState
-        np.empty(6, np.float64), np.empty(3, np.int32), np.empty(3, np.uint64),  # the persistent launch's slots and counters
-        np.empty((2, batch_edges), np.int32),
+        # the persistent launch's slots, work counters, and barrier counters (a ring of three and its prologue's)
+        np.empty(6, np.float64), np.empty(3, np.int32), np.empty(4, np.uint64),
+        np.empty((2, batch_edges if approach in ("dt", "df", "dfp") else 0), np.int32),  # the batch, where read
+        np.empty(3, np.int64),  # the classes' three in-degree bounds (listed or not)
     ]
-    if listed:  # four in-degree classes: ids, three bounds, the plan (counts, first units, total, ticket)
-        arrays += [np.empty((4, n), np.int32), np.empty(3, np.int64), np.empty(10, np.int32)]
+    if listed:  # four in-degree classes: ids, the plan (counts, first units, total, ticket)
+        arrays += [np.empty((4, n), np.int32), np.empty(10, np.int32)]
     if approach in ("df", "dfp"):
         arrays.append(np.empty(n, np.uint8))  # ever affected
         arrays.append(np.empty((2, n), np.uint8))  # dx_in, dx_out of the fused expansion (every level)
@@ -66,6 +69,17 @@ def test_model_matches_engine_arrays(approach, partition):
     graph = _graph()
     got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition)
     assert got == engine_arrays(graph, approach, 40, partition)
+
+
+@pytest.mark.parametrize("partition", ["none", "in", "in_out"])
+@pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp"])
+def test_model_counts_float32_contributions(approach, partition):
+    graph = _graph()
+    got = device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40, partition=partition,
+                              variant="classes_c32")
+    assert got == engine_arrays(graph, approach, 40, partition, np.float32)
+    assert device_bytes_needed(graph.num_vertices, graph.num_edges, approach, batch_edges=40,
+                               partition=partition) - got == 8 * graph.num_vertices
 
 
 @pytest.mark.parametrize("partition", ["none", "in", "in_out"])
@@ -133,9 +147,9 @@ def test_check_fits_big_graph_on_small_device():
     # 8 bytes per edge (two id arrays) + 81 per vertex (two offsets 16, 1/d 8, its scratch 8,
     # R and Rnew 16, C and Cnew 16, class ids 16, dv 1) + the offsets' end (16) + class counts,
     # bounds and plan (24 + 40) + change, push work and state (16 + 24) + the persistent launch's slots,
-    # work counters and barrier counters (48 + 12 + 24) = 14.39 GiB.
+    # work counters and four barrier counters (48 + 12 + 32) = 14.39 GiB.
     n, m = 41_652_230, 1_468_365_182 + 41_652_230
-    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 40 + 84
+    assert device_bytes_needed(n, m, "static") == 8 * m + 81 * n + 16 + 64 + 40 + 92
     with pytest.raises(MemoryError, match=r"graph needs 14\.39 GiB on the GPU, device has 12\.00 GiB free"):
         check_fits(n, m, "static", free_bytes=12 * GIB)
 
@@ -172,7 +186,8 @@ def test_relabel_adds_its_arrays_to_the_relabelled_approaches_of_the_default():
                    relabel=True)
 
 
-@pytest.mark.parametrize("approach,variant", [("static", None), ("dfp", None), ("dt", None), ("df", "partitioned")])
+@pytest.mark.parametrize("approach,variant", [("static", None), ("dfp", None), ("dt", None), ("df", "partitioned"),
+                                              ("static", "classes_c32"), ("dfp", "classes_c32")])
 def test_model_matches_the_pool_after_a_run(approach, variant):
     """The model against what CuPy's allocator actually held: a fresh pool serves one run on a
     graph not yet on the device, and its size afterwards (every block it ever needed, freed ones

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
 
+from dynpr import designs
 from dynpr import pagerank as pr
 from dynpr.batches import Batch, apply_batch, random_batch
 from dynpr.graph import Graph
 from dynpr.pagerank import cpu, marking
 from dynpr.errors import ConvergenceError
 from dynpr.pagerank.options import PageRankOptions
+from dynpr.rmat import rmat_edges
 
 OPTS = PageRankOptions()
 
@@ -212,8 +215,9 @@ def test_empty_batch_keeps_ranks():
 # --------------------------------------------------------------- literal transcription of Alg. 2-5
 
 
-def literal(approach, old, new, batch, previous, opts=OPTS):
-    """The paper's Alg. 2-5 as written, one vertex at a time (small graphs only)."""
+def literal(approach, old, new, batch, previous, opts=OPTS, contribution=np.float64):
+    """The paper's Alg. 2-5 as written, one vertex at a time (small graphs only); each gathered
+    R[u]/d[u] rounded to ``contribution`` (float32: the stored contributions of ``classes_c32``)."""
     n, alpha = new.num_vertices, opts.alpha
     c0 = (1 - alpha) / n
     d = new.out_degree
@@ -249,7 +253,7 @@ def literal(approach, old, new, batch, previous, opts=OPTS):
                 r_new[v] = r_old[v]
                 continue
             ins = new.sources[new.in_offsets[v]:new.in_offsets[v + 1]]
-            c = sum(r_old[u] / d[u] for u in ins.tolist())
+            c = sum(float(contribution(r_old[u] / d[u])) for u in ins.tolist())
             if approach == "dfp":
                 r = (c0 + alpha * (c - r_old[v] / d[v])) / (1 - alpha / d[v])
             else:
@@ -270,17 +274,19 @@ def literal(approach, old, new, batch, previous, opts=OPTS):
     return r_old, it, int(ever.sum())
 
 
+@pytest.mark.parametrize("variant,contribution", [(None, np.float64), ("classes_c32", np.float32)])
 @pytest.mark.parametrize("approach", ["dt", "df", "dfp"])
 @pytest.mark.parametrize("share", [1, 1000])
-def test_matches_literal_algorithm(approach, share, monkeypatch):
-    # share=1 forces the full-SpMV path, share=1000 the row-subset path: both must agree with Alg. 2-5.
+def test_matches_literal_algorithm(approach, share, variant, contribution, monkeypatch):
+    # share=1 forces the full-SpMV path, share=1000 the row-subset path: both must agree with Alg. 2-5,
+    # with float64 contributions and with the float32 ones of classes_c32 (the CPU is its twin).
     monkeypatch.setattr(cpu, "SUBSET_SHARE", share)
     old = random_graph(150, 300, 21)  # sparse, so DT does not reach everything
     batch = random_batch(old, 0.02, 0.8, np.random.default_rng(3))
     new = apply_batch(old, batch)
     previous = pr.reference(old, backend="cpu")
-    ranks, iterations, affected = literal(approach, old, new, batch, previous)
-    result = pr.update(approach, old, new, batch, previous, backend="cpu")
+    ranks, iterations, affected = literal(approach, old, new, batch, previous, contribution=contribution)
+    result = pr.update(approach, old, new, batch, previous, replace(OPTS, variant=variant), backend="cpu")
     np.testing.assert_allclose(result.ranks, ranks, rtol=1e-13, atol=0)
     assert result.iterations == iterations
     assert result.affected == affected
@@ -342,3 +348,89 @@ def test_dt_reach_of_both_graphs_is_one_search_of_the_new_graph():
         np.testing.assert_array_equal(one_search, both)
         cut_off += int((both & ~marking.reachable(new, sources)).sum())
     assert cut_off > 0  # the deletions' targets mattered
+
+
+# --------------------------------------------------------------- float32 stored contributions (classes_c32)
+
+C32 = replace(OPTS, variant="classes_c32")
+# Each stored contribution R[u]/d[u] rounded to float32 (relative error at most u = 2^-24) moves the
+# fixed point r = c0 + alpha * A fl(r / d) by at most alpha / (1 - alpha) * u in L1 for ranks summing
+# to 1: |A e|_1 <= sum_u d[u] |e[u]| <= u |r|_1 (docs/locality.md).
+C32_SHIFT_BOUND = OPTS.alpha / (1 - OPTS.alpha) * 2.0**-24
+
+
+def embedded(name: str) -> Graph:
+    """An embedded SNAP graph, ids as in the file, a self-loop on every vertex."""
+    table = np.loadtxt(Path(__file__).resolve().parents[1] / "datasets" / "embedded" / f"{name}.txt.gz",
+                       dtype=np.int64, comments="#", usecols=(0, 1))
+    return Graph.from_edges(table[:, 0], table[:, 1])
+
+
+@pytest.mark.parametrize("name", ["CollegeMsg", "sx-mathoverflow"])
+def test_float32_contributions_move_the_fixed_point_by_rounding_only(name):
+    graph = embedded(name)
+    exact = pr.reference(graph, backend="cpu")
+    rounded = cpu._update("static", None, graph, None, None, replace(C32, tolerance=1e-15))
+    assert rounded.converged  # its own fixed point, with no truncation error left
+    assert 0 < pr.l1_error(rounded.ranks, exact) <= C32_SHIFT_BOUND
+
+
+@pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp"])
+def test_float32_contributions_keep_iterations_and_error_on_rmat(approach):
+    # On R-MAT graphs, the graphs whose contributions overflow the L2 at scale, every approach takes
+    # the float64 iterations or one less or more, and its error against the reference grows by at
+    # most the rounding's shift. On the small SNAP graphs Static may take 2-3 fewer (rounding
+    # noise near tau on their hubs; docs/locality.md): the variant is for large graphs.
+    old = Graph.from_edges(*rmat_edges(12, 16, seed=7))
+    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(11))
+    new = apply_batch(old, batch)
+    previous = pr.static(old, backend="cpu").ranks
+    ref = pr.reference(new, backend="cpu")
+    exact = pr.update(approach, old, new, batch, previous, OPTS, backend="cpu")
+    rounded = pr.update(approach, old, new, batch, previous, C32, backend="cpu")
+    assert abs(rounded.iterations - exact.iterations) <= 1
+    assert pr.l1_error(rounded.ranks, exact.ranks) > 0
+    assert pr.l1_error(rounded.ranks, ref) <= pr.l1_error(exact.ranks, ref) + C32_SHIFT_BOUND
+
+
+def test_reference_stays_float64_for_float32_contributions():
+    graph = random_graph(300, 2000, 4)
+    static = pr.static(graph, C32, backend="cpu")
+    exact = pr.reference(graph, backend="cpu")
+    assert np.array_equal(pr.reference(graph, C32, backend="cpu", static_result=static), exact)
+
+
+# --------------------------------------------------------------- float32 contributions refined in float64
+
+def test_refinement_reads_float64_after_the_switch_and_converges_only_on_it():
+    design = replace(designs.VARIANTS["classes_c32"], refine_at=100.0)
+    weigh = cpu._Contributions(np.array([0.5, 1.0 / 3.0]), design, 1e-10)
+    ranks = np.array([0.1, 0.3])
+    rounded = (ranks * weigh.inv_degree).astype(np.float32).astype(np.float64)
+    assert np.array_equal(weigh(ranks), rounded) and not np.array_equal(rounded, ranks * weigh.inv_degree)
+    assert not weigh.converged(1e-7, 1e-10)  # above the switch (100 tau): still float32
+    assert np.array_equal(weigh(ranks), rounded)
+    assert not weigh.converged(5e-11, 1e-10)  # within tau, but it read float32: float64 from now on
+    assert np.array_equal(weigh(ranks), ranks * weigh.inv_degree)
+    assert weigh.converged(1e-10, 1e-10)
+
+
+@pytest.mark.parametrize("approach", ["static", "nd", "df", "dfp"])
+def test_refined_float32_contributions_end_at_the_float64_error(approach, monkeypatch):
+    # Float32 contributions until the change is at most 100 tau, then float64 ones to tau: the
+    # iterations of float64 and its error against the reference within 1% (issue 35's criterion,
+    # which classes_c32 misses for ND and DF), though most iterations read float32. No variant
+    # declares refine_at until the GPU side is built (docs/locality.md). Scale 14: on smaller graphs
+    # float64 ends so near the reference that ND may miss 1% (scale 12: 2.6%).
+    monkeypatch.setitem(designs.VARIANTS, "c32_refined",
+                        replace(designs.VARIANTS["classes_c32"], name="c32_refined", refine_at=100.0))
+    old = Graph.from_edges(*rmat_edges(14, 16, seed=7))
+    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(11))
+    new = apply_batch(old, batch)
+    previous = pr.static(old, backend="cpu").ranks
+    ref = pr.reference(new, backend="cpu")
+    exact = pr.update(approach, old, new, batch, previous, OPTS, backend="cpu")
+    refined = pr.update(approach, old, new, batch, previous, replace(OPTS, variant="c32_refined"), backend="cpu")
+    assert refined.iterations == exact.iterations and refined.converged
+    assert not np.array_equal(refined.ranks, exact.ranks)  # it did read float32 contributions
+    assert pr.l1_error(refined.ranks, ref) <= 1.01 * pr.l1_error(exact.ranks, ref)

@@ -6,7 +6,7 @@ the engines, the CLI, the figures and the claims take the approaches from
 takes each kernel design's terms from :data:`VARIANTS`, the loader passes
 :data:`BLOCK` and :data:`CLASS_LANES` to NVRTC as defines, and the control
 blocks the fused kernels share with the host (:data:`CLASS_PLAN`,
-:data:`ITERATION_STATE`) mirror the structs of ``kernels/layouts.cuh`` (a
+:data:`ITERATION_STATE`) and their parameter structs (:data:`KERNEL_STRUCTS`) mirror the structs of ``kernels/layouts.cuh`` (a
 test parses the header and compares). Importing this module needs neither
 NumPy nor CuPy.
 
@@ -19,6 +19,7 @@ against come from its companion reports on static GPU PageRank kernels
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 @dataclass(frozen=True)
@@ -165,13 +166,20 @@ class KernelVariant:
         :mod:`dynpr.gpu.baselines` and exist to be measured against (``dynpr.bench``).
     static_only : computes Static and ND only.
     classes : in-degree classes it lists (0: none, a push design).
-    prc : gathers precomputed contributions R[u]/d[u] (two float64 n-vectors more).
+    prc : gathers precomputed contributions R[u]/d[u] (two n-vectors more, of ``contribution``).
     fused : one launch per iteration that also ends the iteration on the device.
     graphs : iterations replayed from CUDA graphs (else one host read per iteration).
     relabel : relabels large graphs hub-first for Static and ND.
     persistent_below : a graph of fewer edges (self-loops included) runs its whole solve in one
         cooperative launch, every iteration ended by a grid-wide sync, instead of a launch per
         iteration (0: never).
+    contribution : dtype of the default engine's stored contributions (:data:`CONTRIBUTION_TYPES`):
+        ``float32`` rounds each R[u]/d[u] once where it is stored, so a gather moves half the bytes;
+        sums, ranks and the convergence test stay float64. The CPU engine rounds the same way
+        (:mod:`dynpr.pagerank.cpu`), its twin.
+    refine_at : with float32 ``contribution``, read float64 ones after the first iteration whose
+        L-inf change is at most ``refine_at`` times tau, and converge on those (0: never). Only the
+        CPU twin implements it so far, so no variant sets it (docs/locality.md, "Refinement").
     """
 
     name: str
@@ -184,13 +192,21 @@ class KernelVariant:
     graphs: bool = False
     relabel: bool = False
     persistent_below: int = 0
+    contribution: str = "float64"
+    refine_at: float = 0.0
 
+
+#: The default engine's contribution dtypes and their CUDA type (NVRTC define ``DYNPR_CONTRIBUTION``).
+CONTRIBUTION_TYPES = {"float64": "double", "float32": "float"}
 
 VARIANTS = {v.name: v for v in (
     KernelVariant("classes", "four in-degree classes, precomputed contributions, one fused launch per iteration "
                   "replayed from CUDA graphs, device-side convergence; below PERSISTENT_EDGES edges the whole "
                   "solve in one cooperative launch", production=True, classes=4, prc=True, fused=True,
                   graphs=True, relabel=True, persistent_below=PERSISTENT_EDGES),
+    KernelVariant("classes_c32", "the default with float32 stored contributions (float64 sums and ranks): "
+                  "issue 35's mixed-precision gather, off until measured (docs/locality.md)", classes=4, prc=True,
+                  fused=True, graphs=True, relabel=True, persistent_below=PERSISTENT_EDGES, contribution="float32"),
     KernelVariant("classes_graphs", "the default's launch per iteration at every size", classes=4, prc=True,
                   fused=True, graphs=True, relabel=True),
     KernelVariant("classes_persistent", "the default's whole solve in one cooperative launch at every size",
@@ -275,6 +291,134 @@ ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1),
                                                  ("work", 1), ("pull", 1)))
 
 
-def nvrtc_defines() -> tuple[str, ...]:
-    """The ``-D`` options that give the kernels the block size and class lanes declared here."""
-    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}")
+#: NumPy type codes of the C types a kernel parameter struct holds (pointers are device addresses).
+C_TYPES = {"pointer": "u8", "int": "i4", "long long": "i8", "double": "f8"}
+
+
+@dataclass(frozen=True)
+class KernelStruct:
+    """A kernel parameter struct of ``kernels/layouts.cuh``, passed by value (CuPy copies a
+    one-element array of :meth:`dtype` into the launch's parameters).
+
+    Attributes
+    ----------
+    name : the struct's name in the header.
+    fields : (field, C type, element count) in declaration order; C type is a key of
+        :data:`C_TYPES`.
+    """
+
+    name: str
+    fields: tuple[tuple[str, str, int], ...]
+
+    def dtype(self):
+        """The NumPy structured dtype with the C layout (aligned fields, padded size)."""
+        return _struct_dtype(self)
+
+    @functools.cached_property
+    def _layout(self):
+        # cached on the instance: hashing the frozen dataclass for an lru_cache costs more
+        # than packing it
+        return _struct_layout(self)
+
+    def pack(self, **values):
+        """The struct as a one-element NumPy array; an array value (anything with ``.data.ptr``,
+        a CuPy array) gives its device address, None a null pointer, a sequence the elements of
+        an array field. Every field must be given."""
+        import numpy as np
+
+        layout, names, dtype = self._layout
+        if values.keys() != names:
+            raise TypeError(f"{self.name}: fields missing or unknown: {sorted(names ^ values.keys())}")
+        row = []
+        for field, ctype, count in self.fields:
+            value = values[field]
+            if ctype == "pointer":
+                value = [_address(v) for v in value] if count > 1 else _address(value)
+            if count > 1:
+                row.extend(value)
+            else:
+                row.append(value)
+        # A solve launches the same few structs every iteration: packing each once keeps the
+        # host's share of a small solve what it was with scalar arguments.
+        key = tuple(row)
+        packed = self._packed.get(key)
+        if packed is None:
+            if len(self._packed) >= _PACKED_KEPT:
+                self._packed.clear()
+            packed = self._packed[key] = np.frombuffer(bytearray(layout.pack(*row)), dtype=dtype)
+        return packed
+
+    @functools.cached_property
+    def _packed(self) -> dict:
+        return {}
+
+
+@functools.lru_cache(maxsize=None)
+def _struct_dtype(struct: KernelStruct):
+    import numpy as np
+
+    return np.dtype([(field, C_TYPES[ctype], (count,)) if count > 1 else (field, C_TYPES[ctype])
+                     for field, ctype, count in struct.fields], align=True)
+
+
+#: Packed structs a :class:`KernelStruct` keeps for reuse (launch arguments recur every iteration).
+_PACKED_KEPT = 256
+
+#: :mod:`struct` codes of the NumPy type codes in :data:`C_TYPES`.
+_PACK_CODES = {"u8": "Q", "i4": "i", "i8": "q", "f8": "d"}
+
+
+def _struct_layout(struct: KernelStruct):
+    """A :class:`struct.Struct` writing the fields at the offsets of :meth:`KernelStruct.dtype`
+    (padding included), the set of field names and the dtype."""
+    import struct as pystruct
+
+    dtype = _struct_dtype(struct)
+    fmt, at = "<", 0
+    for field, ctype, count in struct.fields:
+        offset = dtype.fields[field][1]
+        fmt += f"{offset - at}x" if offset > at else ""
+        fmt += f"{count}{_PACK_CODES[C_TYPES[ctype]]}"
+        at = offset + dtype.fields[field][0].itemsize
+    fmt += f"{dtype.itemsize - at}x" if dtype.itemsize > at else ""
+    return pystruct.Struct(fmt), frozenset(field for field, _, _ in struct.fields), dtype
+
+
+def _address(value) -> int:
+    """A device address: 0 for None, ``value.data.ptr`` for a CuPy array, else the value itself."""
+    if value is None:
+        return 0
+    data = getattr(value, "data", None)
+    return data.ptr if hasattr(data, "ptr") else value
+
+
+def _pointers(*names: str) -> tuple[tuple[str, str, int], ...]:
+    return tuple((name, "pointer", 1) for name in names)
+
+
+#: The default engine's kernel parameters, one struct per launch family (``kernels/layouts.cuh``).
+KERNEL_STRUCTS = {s.name: s for s in (
+    KernelStruct("GraphArgs", _pointers("in_offsets", "sources", "inv_degree", "out_offsets", "targets")
+                 + (("n", "int", 1),)),
+    KernelStruct("RankBuffers", (("R", "pointer", 2), ("C", "pointer", 2))),
+    KernelStruct("FrontierBuffers", (("dv", "pointer", 1), ("dx", "pointer", 2), ("ever", "pointer", 1))),
+    KernelStruct("PlanArgs", _pointers("ids", "plan", "bounds")),
+    KernelStruct("SolveOptions", tuple((name, "double", 1) for name in ("c0", "alpha", "tau_f", "tau_p", "tau",
+                                                                         "pull_edges"))
+                 + (("max_iterations", "int", 1),)),
+    KernelStruct("BatchArgs", _pointers("del_src", "del_dst", "ins_src", "new_id")
+                 + (("num_del", "int", 1), ("num_ins", "int", 1), ("renamed", "int", 1))),
+    KernelStruct("SolveScratch", _pointers("slots", "work", "arrivals", "state")
+                 + (("capacity", "int", 1), ("classify", "int", 1))),
+    KernelStruct("ClassRange", (("ids", "pointer", 1), ("lo", "long long", 1), ("hi", "long long", 1),
+                                ("count", "int", 1))),
+    KernelStruct("RelabelArgs", _pointers("order", "rank", "in_offsets", "sources", "new_offsets", "new_sources")
+                 + (("n", "int", 1),)),
+)}
+
+
+def nvrtc_defines(contribution: str = "float64") -> tuple[str, ...]:
+    """The ``-D`` options that give the kernels the block size and class lanes declared here, and the
+    stored contributions' type (``contribution``: a key of :data:`CONTRIBUTION_TYPES`)."""
+    return (f"-DDYNPR_BLOCK={BLOCK}", f"-DDYNPR_CLASS_LANES={','.join(map(str, CLASS_LANES))}",
+            f"-DDYNPR_CONTRIBUTION={CONTRIBUTION_TYPES[contribution]}")

@@ -35,10 +35,13 @@ import functools
 
 import numpy as np
 
-from dynpr.designs import APPROACHES, BLOCK, CLASS_LANES, ITERATION_STATE, PARTITIONS, VARIANTS, KernelVariant
+from dynpr.designs import (APPROACHES, BLOCK, CLASS_LANES, ITERATION_STATE, KERNEL_STRUCTS, PARTITIONS, VARIANTS,
+                           KernelVariant)
 from dynpr.gpu import loader
-from dynpr.gpu.classes import ClassRanks, default_bounds
-from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times
+from dynpr.gpu.buffers import PARTITION, PUSH, RunShape, allocate
+from dynpr.gpu.classes import ClassRanks, class_range, default_bounds, solve_options
+from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, graph_args, grid_for,
+                                    phase_times)
 from dynpr.gpu.iterations import IterationLoop
 from dynpr.gpu.warm_up import tiny_case
 from dynpr.gpu.resident import upload
@@ -50,9 +53,8 @@ class Partition:
     take the thread-per-vertex kernel, ``ids[num_low:]`` the block-per-vertex one."""
 
     def __init__(self, cupy, n: int):
-        self.flag = cupy.empty(n, dtype=cupy.int32)
-        self.scan = cupy.empty(n, dtype=cupy.int32)
-        self.ids = cupy.empty(n, dtype=cupy.int32)
+        arrays = allocate(cupy, PARTITION, RunShape(n, 0))
+        self.flag, self.scan, self.ids = arrays["flag"], arrays["scan"], arrays["ids"]
         self.num_low = 0
 
     def compute(self, kernels, cupy, offsets, n: int, degree_switch: int) -> None:
@@ -85,21 +87,11 @@ class PartitionedRanks:
     def step(self, R, Rnew, dv, dn, delta_slot) -> None:
         """One synchronous iteration R -> Rnew; the L-infinity change goes to ``delta_slot``."""
         g, o = self.g, self.options
-        tail = (g.in_offsets, g.sources, g.inv_degree, R, Rnew, dv, dn, np.int32(o.degree_switch),
-                np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha),
-                np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance), delta_slot)
-        if self.listed:
-            low, ids = self.partition.num_low, self.partition.ids
-            high = g.n - low
-            if low:
-                self.kernels[self.names["thread"]](grid_for(low), (BLOCK,), (ids, np.int32(low)) + tail)
-            if high:
-                self.kernels[self.names["block"]]((high,), (BLOCK,), (ids[low:], np.int32(high)) + tail)
-        else:
-            # Unlisted kernels ignore the id array; any int32 array fills the slot.
-            n = np.int32(g.n)
-            self.kernels[self.names["thread"]](grid_for(g.n), (BLOCK,), (g.sources, n) + tail)
-            self.kernels[self.names["block"]]((g.n,), (BLOCK,), (g.sources, n) + tail)
+        tail = (graph_args(g), KERNEL_STRUCTS["RankBuffers"].pack(R=(R, Rnew), C=(None, None)), dv, dn,
+                solve_options(o, g.n), delta_slot)
+        for kind, ranges in _split(self.partition, g.n, o.degree_switch):
+            for grid, rows in ranges:
+                self.kernels[self.names[kind]](grid, (BLOCK,), (rows,) + tail)
 
 
 class Expansion:
@@ -120,20 +112,25 @@ class Expansion:
     def expand(self, dn, dv, ever, done) -> None:
         """Launch the expansion; it does nothing once ``done[0]`` is set."""
         g = self.g
-        tail = (g.offsets, g.targets, np.int32(self.options.degree_switch), dn, dv, ever, done)
-        thread = loader.expand_kernel_name("thread", self.listed)
-        block = loader.expand_kernel_name("block", self.listed)
-        if self.listed:
-            low, ids = self.partition.num_low, self.partition.ids
-            high = g.n - low
-            if low:
-                self.kernels[thread](grid_for(low), (BLOCK,), (ids, np.int32(low)) + tail)
-            if high:
-                self.kernels[block]((high,), (BLOCK,), (ids[low:], np.int32(high)) + tail)
-        else:
-            n = np.int32(g.n)
-            self.kernels[thread](grid_for(g.n), (BLOCK,), (g.targets, n) + tail)
-            self.kernels[block]((g.n,), (BLOCK,), (g.targets, n) + tail)
+        tail = (graph_args(g), dn, dv, ever, done)
+        for kind, ranges in _split(self.partition, g.n, self.options.degree_switch):
+            for grid, rows in ranges:
+                self.kernels[loader.expand_kernel_name(kind, self.listed)](grid, (BLOCK,), (rows,) + tail)
+
+
+def _split(partition, n: int, degree_switch: int):
+    """The launches of a thread/block kernel pair: (kind, [(grid, ClassRange)]) for ``thread``
+    (degrees up to ``degree_switch``) and ``block`` (above), over the partition's ids, or, without
+    one, over every vertex (each kernel keeps its own degrees: the thread kernel reads hi, the
+    block kernel lo)."""
+    thread, block = (-1, degree_switch), (degree_switch, 1 << 62)
+    if partition is None:
+        return (("thread", [(grid_for(n), class_range(None, n, *thread))]),
+                ("block", [((n,), class_range(None, n, *block))]))
+    low, ids = partition.num_low, partition.ids
+    high = n - low
+    return (("thread", [(grid_for(low), class_range(ids, low, *thread))] if low else []),
+            ("block", [((high,), class_range(ids[low:], high, *block))] if high else []))
 
 
 def _reachable(kernels, cupy, graph: DeviceGraph, del_src, ins_src, frontier, nxt, visited, found) -> None:
@@ -224,7 +221,7 @@ class PushRanks:
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions):
         self.kernels, self.g, self.options = kernels, graph, options
-        self.acc = cupy.zeros(graph.n, dtype=cupy.float64)
+        self.acc = allocate(cupy, PUSH, RunShape(graph.n, 0))["accumulator"]
 
     def prepare(self, contributions=None) -> None:
         """Nothing to partition, and no contributions (``prc`` is False)."""
@@ -261,10 +258,14 @@ class SingleLaunchRanks:
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         g, o = self.g, self.options
-        c0, alpha = self.dtype((1.0 - o.alpha) / g.n), self.dtype(o.alpha)
-        self.kernels[self.name](grid_for(g.n), (BLOCK,), (np.int32(g.n), g.in_offsets, g.sources, self.inv_degree, R,
-                                                          Rnew, c0, alpha, delta,
-                                                          state[ITERATION_STATE.span("done")]))
+        done = state[ITERATION_STATE.span("done")]
+        if self.dtype == np.float32:  # its own types: float32 1/d, ranks and constants
+            c0, alpha = self.dtype((1.0 - o.alpha) / g.n), self.dtype(o.alpha)
+            args = (graph_args(g), self.inv_degree, R, Rnew, c0, alpha, delta, done)
+        else:
+            args = (graph_args(g), KERNEL_STRUCTS["RankBuffers"].pack(R=(R, Rnew), C=(None, None)),
+                    solve_options(o, g.n), delta, done)
+        self.kernels[self.name](grid_for(g.n), (BLOCK,), args)
 
 
 def run_single_launch(approach: str, g: DeviceGraph, start_ranks, options: PageRankOptions,

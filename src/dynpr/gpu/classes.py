@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from dynpr.designs import (BLOCK, CLASS_BOUNDS, CLASS_LANES, CLASS_PLAN, ITERATION_STATE, KEPT_ROWS,
-                           WIDE_CLASS_BOUNDS)
+                           KERNEL_STRUCTS, WIDE_CLASS_BOUNDS)
 from dynpr.designs import relabels  # noqa: F401 (the engine's size rule, named here too)
 from dynpr.gpu import loader
-from dynpr.gpu.device_graph import DeviceGraph, grid_for, prefer_l1, resident_grid
-from dynpr.gpu.resident import upload
+from dynpr.gpu.device_graph import DeviceGraph, graph_args, grid_for, prefer_l1, resident_grid
+from dynpr.gpu.buffers import CLASSES, RELABEL, RunShape, allocate, fill
 from dynpr.pagerank.options import PageRankOptions
 
 
@@ -37,8 +37,8 @@ RELABEL_ROW_LIMIT, RELABEL_CHUNK = 256, 2048
 
 def hub_first_order(in_offsets):
     """The vertices by descending in-degree (CuPy): vertex ``order[i]`` gets id ``i`` in the
-    relabelled graph. By out-degree measured the same on R-MAT scale 22 (H100, Static 39.6
-    against 39.7 ms), where the two degrees of a vertex go together."""
+    relabelled graph (by out-degree is no better where the two degrees of a vertex go
+    together: docs/dynamic.md, "Kernel structure")."""
     return loader.require_cupy().argsort(in_offsets[:-1] - in_offsets[1:])
 
 
@@ -57,20 +57,16 @@ class Relabel:
     the out CSR (DF and DF-P pull from the first iteration here; DT
     searches it in the original ids, then renames what it reached), so
     :attr:`graph` keeps the original one. :attr:`new_id` renames original
-    ids (a batch's).
-
-    Measured on the H100 (one run), Static on R-MAT scale 22:
-    46.4 ms without, 38.9 ms with relabelling (2.7 ms of it relabelling;
-    557 against 712 us per iteration), cuSPARSE 60.4 ms, 65 iterations each."""
+    ids (a batch's). What it gains: docs/dynamic.md, "Kernel structure"."""
 
     def __init__(self, kernels, cupy, g: DeviceGraph, start):
         n, m = g.n, int(g.sources.size)
         self.kernels, self.cupy, self.original = kernels, cupy, g
-        self.graph = DeviceGraph(n, g.offsets, g.targets, cupy.zeros(n + 1, dtype=cupy.int64),
-                                 cupy.empty(m, dtype=cupy.int32), cupy.empty(n, dtype=cupy.float64))
-        self.start = upload(start, np.float64)
-        self.degree = cupy.empty(n, dtype=cupy.int64)
-        self.new_id = cupy.empty(n, dtype=cupy.int32)
+        arrays = allocate(cupy, RELABEL, RunShape(n, m, relabel=True))
+        self.graph = DeviceGraph(n, g.offsets, g.targets, arrays["in_offsets"], arrays["sources"],
+                                 arrays["inv_degree"])
+        self.start, self.degree, self.new_id = arrays["start"], arrays["degree"], arrays["new_id"]
+        fill(self.start, start)
 
     def prepare(self, ranks, row_limit: int | None = None) -> None:
         """Relabel the graph and write the relabelled starting ranks into ``ranks``
@@ -78,19 +74,18 @@ class Relabel:
         cupy, g, r, n = self.cupy, self.original, self.graph, self.original.n
         row_limit = row_limit or RELABEL_ROW_LIMIT
         order = hub_first_order(g.in_offsets)
-        self.kernels["relabel_vertices"](grid_for(n), (BLOCK,), (order, np.int32(n), g.in_offsets, g.inv_degree,
-                                                                 self.start, self.new_id, self.degree, r.inv_degree,
-                                                                 ranks))
+        self.kernels["relabel_vertices"](grid_for(n), (BLOCK,), (order, graph_args(g), self.start, self.new_id,
+                                                                 self.degree, r.inv_degree, ranks))
         cupy.cumsum(self.degree, out=r.in_offsets[1:])
-        self.kernels["relabel_rows"](grid_for(8 * n), (BLOCK,), (order, np.int32(n), g.in_offsets, g.sources,
-                                                                 self.new_id, r.in_offsets, r.sources,
-                                                                 np.int64(row_limit)))
+        rows = KERNEL_STRUCTS["RelabelArgs"].pack(order=order, rank=self.new_id, in_offsets=g.in_offsets,
+                                                  sources=g.sources, new_offsets=r.in_offsets,
+                                                  new_sources=r.sources, n=n)
+        self.kernels["relabel_rows"](grid_for(8 * n), (BLOCK,), (rows, np.int64(row_limit)))
         long_rows = cupy.flatnonzero(self.degree > row_limit)  # reads the count back
         if long_rows.size:
             last = cupy.cumsum((self.degree[long_rows] + RELABEL_CHUNK - 1) // RELABEL_CHUNK)
             self.kernels["relabel_long_rows"]((int(last[-1]),), (BLOCK,), (
-                order, long_rows, last, np.int32(long_rows.size), np.int64(RELABEL_CHUNK), g.in_offsets,
-                g.sources, self.new_id, r.in_offsets, r.sources))
+                rows, long_rows, last, np.int32(long_rows.size), np.int64(RELABEL_CHUNK)))
 
     def restore(self, ranks):
         """Ranks in the original ids from ranks in the relabelled ones."""
@@ -121,10 +116,11 @@ class ClassRanks:
     them. Otherwise one launch per class (sized from class counts read back).
     ``degree_offsets``: in-offsets to count the class units from where ``graph``'s
     are not written yet (a relabelled graph before :meth:`Relabel.prepare`: the
-    original graph's, whose in-degrees are the same, renamed)."""
+    original graph's, whose in-degrees are the same, renamed). ``contribution``: the
+    dtype the fused kernels store contributions in (that of ``kernels``' module)."""
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc,
-                 fuse, persistent: bool = False, degree_offsets=None):
+                 fuse, persistent: bool = False, degree_offsets=None, contribution: str = "float64"):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
         self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
         # One class needs no list: every vertex belongs to it.
@@ -133,17 +129,22 @@ class ClassRanks:
         self.fuses_finish = fuse and prc and self.lanes == CLASS_LANES
         self.persistent = persistent and self.fuses_finish
         if self.persistent:
-            self.kernels = kernels = kernels | loader.persistent_kernels()
+            self.kernels = kernels = kernels | loader.persistent_kernels(contribution)
         k = len(self.lanes)
         limits = (-1,) + self.bounds + (1 << 62,)
         self.ranges = [(np.int64(limits[i]), np.int64(limits[i + 1])) for i in range(k)]
         self.counts = [graph.n] * k
-        self.bounds_dev = cupy.asarray(np.array(self.bounds or (0,), dtype=np.int64))
-        if self.listed:
-            self.plan = cupy.zeros(CLASS_PLAN.words, dtype=cupy.int32)  # kernels/layouts.cuh, ClassPlan
-            self.ids = cupy.empty((k, graph.n), dtype=cupy.int32)
-        else:  # the fused kernels take them, unused without lists
-            self.plan, self.ids = self.bounds_dev, self.bounds_dev
+        arrays = allocate(cupy, CLASSES, RunShape(graph.n, int(graph.sources.size), classes=k if self.listed else 0,
+                                                  bounds=max(len(self.bounds), 1)))
+        self.bounds_dev = arrays["bounds"]
+        fill(self.bounds_dev, np.array(self.bounds or (0,), dtype=np.int64))
+        # without lists the kernels read neither ids nor plan (kernels/layouts.cuh, ClassPlan)
+        self.plan = arrays.get("plan")
+        self.ids = arrays["ids"].reshape(k, graph.n) if self.listed else None
+        # kernels/layouts.cuh's GraphArgs and PlanArgs, the same for every launch of the run
+        self.graph_args = graph_args(graph)
+        self.plan_args = KERNEL_STRUCTS["PlanArgs"].pack(ids=self.ids, plan=self.plan, bounds=self.bounds_dev)
+        self._solve_options = {}
         self.kept_rows = 0
         self.fused_name = loader.fused_kernel_name(self.listed, mode, self.persistent)
         if self.fuses_finish:
@@ -151,9 +152,8 @@ class ClassRanks:
         if self.persistent and self.listed:
             # Blocks keep their unit for the solve where the units are no more than the blocks
             # the device holds: then the kernel with the kept path and shared memory for the kept
-            # rows, a block per unit, and the rest of the L1 left to the cache (H100,
-            # sx-mathoverflow Static: a block per unit instead of the resident grid 0.355 ->
-            # 0.321 ms, the L1 left over 0.283 -> 0.271 ms); otherwise the swept kernel alone.
+            # rows, a block per unit, and the rest of the L1 left to the cache (fewer blocks to
+            # synchronise, more cache: docs/dynamic.md); otherwise the swept kernel alone.
             # The units are counted (a read back, untimed) only where ceil(n / BLOCK), their
             # fewest, does not already rule it out.
             name = loader.fused_kernel_name(True, mode, True, keep=True)
@@ -178,29 +178,25 @@ class ClassRanks:
         g = self.g
         if self.prepared_by_solve:
             return
+        # R -> C and C_other; no pointers where no contributions are written (not read then)
+        R, C, C_other = contributions or (None,) * 3
+        buffers = KERNEL_STRUCTS["RankBuffers"].pack(R=(R, None), C=(C, C_other))
         if self.listed:
-            R, C, C_other = contributions or (g.inv_degree,) * 3  # not written without contributions
             self.kernels["degree_classes"](grid_for(g.n), (BLOCK,), (
-                g.in_offsets, np.int32(g.n), self.bounds_dev, np.int32(len(self.lanes)), self.plan, self.ids,
-                np.int32(contributions is not None), R, g.inv_degree, C, C_other))
+                self.graph_args, self.plan_args, np.int32(len(self.lanes)), buffers,
+                np.int32(contributions is not None)))
             if not self.fuses_finish:
                 self.counts = [int(c) for c in self.plan[CLASS_PLAN.span("count")][:len(self.lanes)].get()]
         elif contributions is not None:
-            R, C, C_other = contributions
-            self.kernels["contributions"](grid_for(g.n), (BLOCK,), (R, g.inv_degree, np.int32(g.n), C, C_other))
+            self.kernels["start_contributions"](grid_for(g.n), (BLOCK,), (self.graph_args, buffers))
 
-    def _fused_args(self, ranks, dv, dx, ever, scratch, state, pull_edges) -> tuple:
-        """Arguments of ``rank_fused`` (ranks = R, C, Rnew, Cnew; dx = dx_in, dx_out;
-        scratch = the change slots) or ``rank_persistent`` (ranks = R0, C0, R1, C1;
-        dx = dx0, dx1; scratch = the change slots, the work counters, the barriers'
-        arrival counters, the kept rows' capacity, whether the launch prepares, and the
-        batch sources it announces)."""
-        g, o = self.g, self.options
-        c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
-        tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
-        return ((self.ids, np.int32(g.n), self.plan, self.bounds_dev, g.in_offsets, g.sources, g.inv_degree, *ranks,
-                 dv, c0, alpha, tau_f, tau_p, g.offsets, g.targets, *dx, ever, *scratch, state,
-                 np.float64(o.tolerance), np.int32(o.max_iterations), np.float64(pull_edges)))
+    def solve_options(self, pull_edges):
+        """:func:`solve_options` of the run, packed once per ``pull_edges`` (a launch per
+        iteration would pack it again each time)."""
+        key = float(pull_edges)
+        if key not in self._solve_options:
+            self._solve_options[key] = solve_options(self.options, self.g.n, key)
+        return self._solve_options[key]
 
     def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges,
               sources=None) -> None:
@@ -210,18 +206,19 @@ class ClassRanks:
         kept units' barrier counters and the prologue's) start zeroed. Where
         ``prepared_by_solve`` the launch first does what :meth:`prepare` and ``mark_sources``
         do elsewhere: ``contributions[0]`` must then start zeroed, and ``sources`` are
-        ``mark_sources``' arguments but the contributions and flags (DF/DF-P announce the
-        sources, DT searches from them; None: no batch).
-        Measured on the H100 against those launches of their own (commit 1a91359;
-        sx-mathoverflow, temporal, 40 batches, medians, two rounds each): DF-P 0.076-0.080 ->
-        0.074 ms at 1e-5, Static 0.266-0.272 -> 0.262-0.267 ms; CollegeMsg Static 0.186 ->
-        0.178-0.182 ms."""
+        the batch edges of ``mark_sources`` (DF/DF-P announce the
+        sources, DT searches from them; None: no batch), a ``BatchArgs`` (:func:`batch_args`).
+        Launches and events less per solve (docs/dynamic.md, "Kept runs")."""
         if sources is None:  # no batch edges: the pointers are not read
-            sources = (self.plan, self.plan, np.int32(0), self.plan, np.int32(0), np.int32(0), self.plan)
-        args = self._fused_args((ranks[0], contributions[0], ranks[1], contributions[1]), dv, dx, ever,
-                                (slots, work, arrivals, np.int32(self.kept_rows), np.int32(self.prepared_by_solve),
-                                 *sources), state, pull_edges)
-        self.kernels[self.fused_name]((self.grid,), (BLOCK,), args, shared_mem=4 * self.kept_rows)
+            sources = batch_args(None, None, None, 0, 0)
+        structs = KERNEL_STRUCTS
+        buffers = structs["RankBuffers"].pack(R=ranks, C=contributions)
+        flags = structs["FrontierBuffers"].pack(dv=dv, dx=dx, ever=ever)
+        scratch = structs["SolveScratch"].pack(slots=slots, work=work, arrivals=arrivals, state=state,
+                                               capacity=self.kept_rows, classify=int(self.prepared_by_solve))
+        self.kernels[self.fused_name]((self.grid,), (BLOCK,), (
+            self.graph_args, self.plan_args, buffers, flags, self.solve_options(pull_edges), scratch, sources),
+            shared_mem=4 * self.kept_rows)
 
     def step(self, R, C, Rnew, Cnew, dv, dn, delta, state, frontier=None) -> None:
         """One gated iteration R -> Rnew (and C -> Cnew); the L-infinity change goes to ``delta``
@@ -230,25 +227,48 @@ class ClassRanks:
         pull_edges) instead of ``dn``: DF/DF-P expand their affected set themselves, turning
         from push to pull mode after an iteration whose push work exceeds pull_edges edges
         (``kernels/rank_vertex.cuh``, dynamic_vertex)."""
-        g, o = self.g, self.options
-        c0, alpha = np.float64((1.0 - o.alpha) / g.n), np.float64(o.alpha)
-        tau_f, tau_p = np.float64(o.frontier_tolerance), np.float64(o.prune_tolerance)
         if self.fuses_finish:
             dx_in, dx_out, ever, pull_edges = frontier
-            args = self._fused_args((R, C, Rnew, Cnew), dv, (dx_in, dx_out), ever, (delta,), state, pull_edges)
-            self.kernels[self.fused_name]((self.grid,), (BLOCK,), args)
+            structs = KERNEL_STRUCTS
+            buffers = structs["RankBuffers"].pack(R=(R, Rnew), C=(C, Cnew))
+            flags = structs["FrontierBuffers"].pack(dv=dv, dx=(dx_in, dx_out), ever=ever)
+            self.kernels[self.fused_name]((self.grid,), (BLOCK,), (
+                self.graph_args, self.plan_args, buffers, flags, self.solve_options(pull_edges), delta, state))
             return
         done = state[ITERATION_STATE.span("done")]
+        buffers = KERNEL_STRUCTS["RankBuffers"].pack(R=(R, Rnew), C=(C, Cnew))
+        options = self.solve_options(-1.0)
         for k, lanes in enumerate(self.lanes):
             count = self.counts[k]
             if not count:
                 continue
-            ids = self.ids[k] if self.listed else g.sources  # unlisted kernels ignore the id array
             grid = (count,) if lanes == BLOCK else grid_for(count * lanes)
             lo, hi = self.ranges[k]
             self.kernels[self.names[k]](grid, (BLOCK,), (
-                ids, np.int32(count), g.in_offsets, g.sources, g.inv_degree, R, C, Rnew, Cnew, dv, dn, lo, hi,
-                c0, alpha, tau_f, tau_p, delta, done))
+                class_range(self.ids[k] if self.listed else None, count, lo, hi), self.graph_args, buffers, dv, dn,
+                options, delta, done))
+
+
+def solve_options(options: PageRankOptions, n: int, pull_edges: float = -1.0):
+    """``SolveOptions`` (kernels/layouts.cuh) of ``options`` on n vertices, turning to pull after
+    ``pull_edges`` edges of push work (read by the fused kernels only)."""
+    o = options
+    return KERNEL_STRUCTS["SolveOptions"].pack(
+        c0=(1.0 - o.alpha) / n, alpha=o.alpha, tau_f=o.frontier_tolerance, tau_p=o.prune_tolerance,
+        tau=o.tolerance, pull_edges=pull_edges, max_iterations=o.max_iterations)
+
+
+def class_range(ids, count: int, lo: int, hi: int):
+    """``ClassRange`` (kernels/layouts.cuh): a class's ids (None: unlisted, every vertex up to
+    ``count`` whose degree is in (lo, hi])."""
+    return KERNEL_STRUCTS["ClassRange"].pack(ids=ids, lo=lo, hi=hi, count=count)
+
+
+def batch_args(del_src, del_dst, ins_src, deletions: int, insertions: int, new_id=None):
+    """``BatchArgs`` (kernels/layouts.cuh) of a batch's device edge lists, renamed through
+    ``new_id`` where given (a relabelled graph)."""
+    return KERNEL_STRUCTS["BatchArgs"].pack(del_src=del_src, del_dst=del_dst, ins_src=ins_src, new_id=new_id,
+                                            num_del=deletions, num_ins=insertions, renamed=int(new_id is not None))
 
 
 def _units(counts) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from typing import NamedTuple
 
-from dynpr.designs import APPROACH_FLAGS, BLOCK
+from dynpr.designs import APPROACH_FLAGS, BLOCK, KERNEL_STRUCTS
 from dynpr.gpu import loader, memory
 from dynpr.gpu.resident import upload
 from dynpr.graph import on_device
@@ -83,6 +83,12 @@ class DeviceGraph:
     in_offsets: object
     sources: object
     inv_degree: object
+
+
+def graph_args(g: DeviceGraph):
+    """``GraphArgs`` (kernels/layouts.cuh): the device addresses of ``g``'s arrays and its n."""
+    return KERNEL_STRUCTS["GraphArgs"].pack(in_offsets=g.in_offsets, sources=g.sources, inv_degree=g.inv_degree,
+                                            out_offsets=g.offsets, targets=g.targets, n=g.n)
 
 
 _UPLOADED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

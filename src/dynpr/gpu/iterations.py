@@ -28,22 +28,22 @@ import math
 
 import numpy as np
 
-from dynpr.designs import BLOCK, ITERATION_STATE
+from dynpr.designs import BLOCK, ITERATION_STATE, KERNEL_STRUCTS
 from dynpr.gpu import loader
-from dynpr.gpu.resident import upload
-from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, grid_for, phase_times,
-                                    resident_grid)
+from dynpr.gpu.classes import batch_args
+from dynpr.gpu.buffers import DT_SEARCH, LOOP, RunShape, allocate, fill
+from dynpr.gpu.device_graph import (MODES, DeviceGraph, EngineRun, count_affected, graph_args, grid_for,
+                                    phase_times, resident_grid)
 
 # Microseconds the device is held busy (kernel ``hold``) before a run's first event, longer
-# than the host takes to enqueue the launches up to the first host read (about 80 us of
-# Python for a whole-solve launch): the events then time the device's work, not the gaps
+# than the host takes to enqueue the launches up to the first host read (docs/dynamic.md,
+# "Timing the device's work"): the events then time the device's work, not the gaps
 # where it waited for the next launch, as a C++ host's launches would keep up with it.
 HOLD_US = 150
 
-# Iterations per CUDA graph replay: 16, so that a dynamic run (DF-P converges in
-# about 14 iterations on sx-mathoverflow) needs one host read; each iteration
-# launched past convergence costs a launch whose blocks return at once (~2 us
-# on a small graph), a host read about 20 us. Even, so a replay ends on buffer 0.
+# Iterations per CUDA graph replay: 16, so that a typical dynamic run needs one host
+# read; an iteration launched past convergence costs a launch whose blocks return at
+# once, far less than a host read. Even, so a replay ends on buffer 0.
 GRAPH_ITERATIONS = 16
 
 
@@ -76,33 +76,39 @@ class IterationLoop:
         announce themselves in the sign of their contributions), ``inf`` never.
     rank_dtype : numpy dtype
         Of the two rank buffers: float64, or float32 for a single-precision step (``pull_float32``).
+    contribution : str
+        Of the two contribution buffers of a step with precomputed contributions: float64, or
+        float32 for the default's kernels built for them (``KernelVariant.contribution``).
     """
 
     def __init__(self, kernels, cupy, approach: str, g: DeviceGraph, batch, start_ranks, options, step,
-                 expansion=None, relabel=None, pull_share: float = math.inf, rank_dtype=np.float64):
+                 expansion=None, relabel=None, pull_share: float = math.inf, rank_dtype=np.float64,
+                 contribution: str = "float64"):
         self.kernels, self.cupy, self.approach, self.g = kernels, cupy, approach, g
         self.batch, self.options, self.step, self.expansion, self.relabel = batch, options, step, expansion, relabel
         n = g.n
         affected_mode, self.frontier, _ = MODES[approach]
         self.fused = step.fuses_finish
-        self.ranks = [upload(start_ranks, rank_dtype, copy=True)]
-        self.ranks.append(self.ranks[0].copy())
-        # zeroed: a launch that announces batch sources ORs the starting contributions into buffer 0
-        self.contrib = [cupy.zeros(n, dtype=cupy.float64) for _ in range(2)] if step.prc else self.ranks
-        self.dv = cupy.zeros(n, dtype=cupy.uint8)
+        self.shape = RunShape(
+            n, int(g.sources.size), batch.deletions if batch else 0, batch.insertions if batch else 0,
+            prc=step.prc, fused=self.fused, affected=affected_mode, frontier=self.frontier,
+            dt_search=approach == "dt" and not step.prepared_by_solve, relabel=relabel is not None,
+            rank_dtype=np.dtype(rank_dtype).str, contribution=contribution)
+        # zeroed (buffers.LOOP): a launch that announces batch sources ORs the starting
+        # contributions into contribution0
+        arrays = allocate(cupy, LOOP, self.shape)
+        fill(arrays["rank0"], start_ranks)
+        arrays["rank1"][...] = arrays["rank0"]
+        self.ranks = [arrays["rank0"], arrays["rank1"]]
+        self.contrib = [arrays["contribution0"], arrays["contribution1"]] if step.prc else self.ranks
+        self.dv = arrays["dv"]
         # Kernels that take flags they do not use (no frontier) get dv in their place.
-        self.dn, self.ever, self.dx = self.dv, self.dv, (self.dv, self.dv)
-        if self.frontier:
-            self.ever = cupy.zeros(n, dtype=cupy.uint8)
-            if self.fused:
-                self.dx = (cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8))
-            else:
-                self.dn = cupy.zeros(n, dtype=cupy.uint8)
-        self.delta = cupy.zeros(2, dtype=cupy.float64)  # the iteration's change, and its push work in edges
+        self.ever, self.dn = arrays.get("ever", self.dv), arrays.get("dn", self.dv)
+        self.dx = (arrays.get("dx0", self.dv), arrays.get("dx1", self.dv))
+        self.delta = arrays["delta"]  # the iteration's change, and its push work in edges
         # a whole-solve launch's rings of three (change, push work) slots, work counters and barrier counters
-        self.slots, self.work = cupy.zeros(6, dtype=cupy.float64), cupy.zeros(3, dtype=cupy.int32)
-        self.arrivals = cupy.zeros(4, dtype=cupy.uint64)
-        self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
+        self.slots, self.work, self.arrivals = arrays["slots"], arrays["work"], arrays["arrivals"]
+        self.state = arrays["state"]  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
         if relabel and self.frontier:
             pull_share = 0.0  # only the in-CSR is relabelled: no push expansion
@@ -113,13 +119,14 @@ class IterationLoop:
         if self.announce:
             self.state[ITERATION_STATE.index("pull")] = 1
         if affected_mode:
-            self.edges = (cupy.asarray(batch.del_src), cupy.asarray(batch.del_dst), cupy.asarray(batch.ins_src))
-        if approach == "dt" and not step.prepared_by_solve:
-            # visited flags, two levels' queues, level sizes and the level reached (kernels/dt_bfs.cu)
-            self.bfs = (cupy.zeros(n, dtype=cupy.int32), cupy.empty(2 * n, dtype=cupy.uint32),
-                        cupy.zeros(4, dtype=cupy.int32))
+            for name in ("del_src", "del_dst", "ins_src"):
+                fill(arrays[name], getattr(batch, name))
+            self.edges = (arrays["del_src"], arrays["del_dst"], arrays["ins_src"])
+        if self.shape.dt_search:
+            search = allocate(cupy, DT_SEARCH, self.shape)  # kernels/dt_bfs.cu
+            self.bfs = (search["visited"], search["levels"], search["control"])
             # the vertices reached, in the original ids of the out-CSR it searches (renamed into dv)
-            self.reached = cupy.zeros(n, dtype=cupy.uint8) if relabel else self.dv
+            self.reached = search.get("reached", self.dv)
 
     def iteration(self, j: int) -> None:
         """Launch iteration j: it reads buffer j % 2 and writes the other one."""
@@ -139,16 +146,13 @@ class IterationLoop:
             self.expansion.expand(self.dn, self.dv, self.ever, self.done)
 
     def sources(self):
-        """The arguments of ``mark_sources`` but the contributions: the batch edges whose
-        sources DF/DF-P announce, where they pull from the start, or from which DT searches, and
-        whether and how to rename them (del_src, del_dst, deletions, ins_src, insertions,
-        renamed, new_id); else None."""
+        """``BatchArgs`` of the batch edges whose sources DF/DF-P announce, where they pull from
+        the start, or from which DT searches, renamed where the graph is relabelled; else None."""
         if not self.batch_to_solve:
             return None
         del_src, del_dst, ins_src = self.edges
-        new_id = self.relabel.new_id if self.relabel else del_src  # del_src: not read unrenamed
-        return (del_src, del_dst, np.int32(self.batch.deletions), ins_src, np.int32(self.batch.insertions),
-                np.int32(self.relabel is not None), new_id)
+        return batch_args(del_src, del_dst, ins_src, self.batch.deletions, self.batch.insertions,
+                          self.relabel.new_id if self.relabel else None)
 
     def marks(self) -> bool:
         """Whether :meth:`mark` launches anything: not where the solve's launch announces the
@@ -166,17 +170,18 @@ class IterationLoop:
         if self.approach == "dt":
             kernel = loader.dt_reachable_kernel()
             kernel((_dt_grid(self.cupy, kernel, n),), (BLOCK,), (
-                g.offsets, g.targets, del_src, del_dst, nd, ins_src, ni, np.int32(n), *self.bfs, self.reached))
+                graph_args(g), batch_args(del_src, del_dst, ins_src, nd, ni), *self.bfs, self.reached))
             if self.relabel:
                 self.kernels["rename_flags"](grid_for(n), (BLOCK,), (self.reached, self.relabel.new_id, np.int32(n),
                                                                      self.dv))
         elif self.announce:
             self.kernels["mark_sources"](grid_for(int(nd) + int(ni)), (BLOCK,), (
-                *self.sources(), self.contrib[0], self.dv))
+                self.sources(), self.contrib[0], self.dv))
         elif self.fused:
+            flags = KERNEL_STRUCTS["FrontierBuffers"].pack(dv=self.dv, dx=(None, None), ever=self.ever)
             self.kernels["mark_frontier"](grid_for(32 * (int(nd) + int(ni))), (BLOCK,), (
-                del_src, del_dst, nd, ins_src, ni, g.offsets, g.targets, self.dv, self.ever, self.pull_edges,
-                self.delta, self.state))
+                batch_args(del_src, del_dst, ins_src, nd, ni), graph_args(g), flags, self.pull_edges, self.delta,
+                self.state))
         else:
             self.kernels["mark_initial"](grid_for(int(nd) + int(ni)), (BLOCK,),
                                          (del_src, del_dst, nd, ins_src, ni, self.dv, self.dn, self.ever))

@@ -4,8 +4,8 @@ Sources live in ``src/dynpr/kernels/*.cu`` (package data, or the folder
 named by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
 text before compiling, so the source CuPy hashes for its on-disk cache changes
 whenever a header does (the style of ``cupyx/scipy/signal/_iir_utils.py``).
-The block size and class lanes of :mod:`dynpr.designs` reach the sources as
-``-D`` defines. Templates are instantiated through ``name_expressions``. Each module is built
+The block size, class lanes and contribution type of :mod:`dynpr.designs` reach the
+sources as ``-D`` defines. Templates are instantiated through ``name_expressions``. Each module is built
 once per process (``functools.cache``); CuPy keeps the compiled binary on disk
 between processes.
 """
@@ -26,7 +26,16 @@ from dynpr.errors import NoGpuError
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$", re.MULTILINE)
-COMPILE_OPTIONS = ("-std=c++17", *nvrtc_defines())
+
+
+def compile_options(contribution: str = "float64") -> tuple[str, ...]:
+    """NVRTC options of a module: C++17 and :func:`dynpr.designs.nvrtc_defines` (the stored
+    contributions' dtype ``contribution`` matters to ``kernels/pagerank.cu`` alone)."""
+    return ("-std=c++17", *nvrtc_defines(contribution))
+
+
+#: The options of every module built for float64 contributions.
+COMPILE_OPTIONS = compile_options()
 #: seconds a module build may take before a line says it is compiling (loading a cached one is quicker)
 COMPILE_NOTICE_S = 1.0
 log = logging.getLogger("dynpr.gpu")
@@ -138,14 +147,23 @@ def group_kernel_name(lanes: int, listed: bool, mode: tuple[bool, bool, bool], p
     return f"rank_group<{lanes},{_bools(listed, *mode, prc)}>"
 
 
+def approach_code(mode: tuple[bool, bool, bool]) -> int:
+    """The approach template parameter of the default's rank kernels (``kernels/layouts.cuh``) for an
+    (affected, frontier, prune) triple: their sum, 0 for Static and ND up to 3 for DF-P."""
+    affected, frontier, prune = mode
+    if (frontier and not affected) or (prune and not frontier):
+        raise ValueError(f"no approach has the flags {mode}")
+    return int(affected) + int(frontier) + int(prune)
+
+
 def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: bool = False,
                       keep: bool = False) -> str:
     """Template name of the default's fused launch (``rank_fused``, an iteration per launch) or
     of its whole-solve cooperative launch (``rank_persistent``, where blocks may ``keep`` their
     work unit for the solve), over class lists or not."""
     if persistent:
-        return f"rank_persistent<{_bools(keep, listed, *mode)}>"
-    return f"rank_fused<{_bools(listed, *mode)}>"
+        return f"rank_persistent<{_bools(keep, listed)},{approach_code(mode)}>"
+    return f"rank_fused<{_bools(listed)},{approach_code(mode)}>"
 
 
 # Template instantiations go through NVRTC name expressions; extern "C"
@@ -153,7 +171,7 @@ def fused_kernel_name(listed: bool, mode: tuple[bool, bool, bool], persistent: b
 PAGERANK_TEMPLATES = tuple(fused_kernel_name(listed, mode) for listed in (True, False) for mode in RANK_MODES)
 PERSISTENT_TEMPLATES = tuple(fused_kernel_name(listed, mode, True, keep) for listed, keep in
                              ((True, True), (True, False), (False, False)) for mode in RANK_MODES)
-PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "contributions", "relabel_vertices", "relabel_rows",
+PAGERANK_PLAIN = ("degree_classes", "mark_frontier", "mark_sources", "start_contributions", "relabel_vertices", "relabel_rows",
                   "relabel_long_rows", "rename_flags", "hold")
 # The baselines: the partitioned design's kernels, the precomputed-contribution
 # group kernels of every class (the unfused default and partitioned_prc serve
@@ -188,30 +206,32 @@ class Kernels:
 
 
 @functools.cache
-def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], cooperative: bool = False) -> Kernels:
+def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], cooperative: bool = False,
+           contribution: str = "float64") -> Kernels:
     """Compile ``kernels/<source>`` once per process and load every named kernel.
 
     Getting every function here loads the module onto the device now, so the
     first timed launch pays neither compilation nor module loading.
     ``cooperative`` launches the module's kernels with
     ``cuLaunchCooperativeKernel`` (grid-wide sync through cooperative groups).
+    ``contribution``: the stored contributions' dtype (:data:`dynpr.designs.CONTRIBUTION_TYPES`).
     """
     cupy = require_cupy()
     with compile_notice(source):  # get_function compiles (or loads from CuPy's cache)
-        raw = cupy.RawModule(code=inline_source(source), options=COMPILE_OPTIONS,
+        raw = cupy.RawModule(code=inline_source(source), options=compile_options(contribution),
                              name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
         return Kernels({name: raw.get_function(name) for name in templates + plain})
 
 
-def pagerank_kernels() -> Kernels:
-    """The default engine's kernels, ``kernels/pagerank.cu``."""
-    return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN)
+def pagerank_kernels(contribution: str = "float64") -> Kernels:
+    """The default engine's kernels, ``kernels/pagerank.cu``, storing contributions as ``contribution``."""
+    return module("pagerank.cu", PAGERANK_TEMPLATES, PAGERANK_PLAIN, contribution=contribution)
 
 
-def persistent_kernels() -> Kernels:
+def persistent_kernels(contribution: str = "float64") -> Kernels:
     """The default's whole-solve kernels (``rank_persistent`` of ``kernels/pagerank.cu``), launched
     cooperatively: the same source compiled as a cooperative module."""
-    return module("pagerank.cu", PERSISTENT_TEMPLATES, (), True)
+    return module("pagerank.cu", PERSISTENT_TEMPLATES, (), True, contribution)
 
 
 def baseline_kernels() -> Kernels:

@@ -3,11 +3,13 @@
 The model follows the arrays :mod:`dynpr.gpu.pagerank`,
 :mod:`dynpr.gpu.baselines` and :mod:`dynpr.gpu.kahn` keep on the device during
 one run (n = vertices, m = edges including the self-loop on every vertex,
-b = deletions + insertions of the batch). Update it with them.
+b = deletions + insertions of the batch).
 
 PageRank with the default variant (``classes``) and the other kernel
 designs run by :class:`dynpr.gpu.iterations.IterationLoop` (each design's
-class count, contributions and fusion are declared in :data:`dynpr.designs.VARIANTS`):
+class count, contributions and fusion are declared in :data:`dynpr.designs.VARIANTS`)
+is modelled by summing the buffer lists of :mod:`dynpr.gpu.buffers`, the same lists
+the components allocate from; the table below is what they come to:
 
 =============================  ===================================  ==============
 array                          dtype and length                     bytes
@@ -17,21 +19,24 @@ in CSR (in_offsets, sources)   int64 n+1, int32 m                   8(n+1) + 4m
 inverse out-degree 1/d[u]      float64 n                            8n
 degree scratch at upload       int64 n (offsets differences)        8n
 rank vectors R, Rnew           float64 n each                       16n
-contributions C, Cnew (PRC)    float64 n each                       16n
-in-degree classes (listed)     int32 k x n ids, int64 k-1 bounds    4kn + 8(k-1)
+contributions C, Cnew (PRC)    float64 n each (float32 for          16n (8n)
+                               ``classes_c32``)
+in-degree classes (listed)     int32 k x n ids                      4kn
+class bounds                   int64 k-1 (at least one)             8 max(k-1, 1)
 class plan (listed)            int32 ClassPlan (class sizes, first  40
                                units, total, ticket)
 affected flags δV              uint8 n                              n
-convergence                    float64 change and push work, 6      124
+convergence                    float64 change and push work, 6      132
                                int32 state, 3 slots of both, 3
-                               int32 work and 3 uint64 barrier
+                               int32 work and 4 uint64 barrier
                                counters (persistent)
 batch edge lists               int32 source/target per edge         8b
 =============================  ===================================  ==============
 
 k = 4 classes for ``classes``/``classes_sync``/``classes_unfused`` (2 for
 ``partitioned_prc``); they are listed unless ``partition="none"`` (then the
-kernels select vertices by degree: no ids, bounds or plan). ``classes`` and
+kernels select vertices by degree: no ids or plan). The batch is counted as if
+every edge were a deletion (two ids each; an insertion keeps one). ``classes`` and
 ``classes_sync`` run one fused launch per iteration at every level. ``pull_*`` and ``push_atomic`` keep neither classes nor
 contributions; ``push_atomic`` adds its float64 accumulator, 8n. Per approach,
 in addition:
@@ -67,17 +72,14 @@ keeps ``reserve_bytes`` free for them.
 
 from __future__ import annotations
 
-from dynpr.designs import (APPROACHES, CLASS_PLAN, ITERATION_STATE, PARTITIONS, RELABEL_APPROACHES, VARIANTS,
-                           relabels)
+from dynpr.designs import APPROACH_FLAGS, APPROACHES, PARTITIONS, RELABEL_APPROACHES, VARIANTS, relabels
+from dynpr.gpu import buffers
 from dynpr.hostmem import GIB
 
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
 DEFAULT_RESERVE_BYTES = 256 << 20
 #: Approach codes the model knows: the PageRank approaches and Kahn's algorithm.
 MODEL_APPROACHES = APPROACHES + ("kahn",)
-#: Bytes of the device-side loop state: the float64 change and push work, the IterationState block, and
-#: the whole-solve launch's three slots of change and push work, three work and three barrier counters.
-_LOOP_STATE = 16 + 4 * ITERATION_STATE.words + 48 + 12 + 24
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -150,7 +152,7 @@ def device_bytes_needed(
     if approach == "kahn":
         return 20 * (n + 1) + 4 * m + 20 * n
 
-    graph = 16 * (n + 1) + 8 * m + 16 * n  # both CSRs, 1/d and its upload scratch
+    graph = buffers.nbytes(buffers.GRAPH, buffers.RunShape(n, m))  # both CSRs, 1/d and its upload scratch
     frontier = approach in ("df", "dfp")
     if variant == "cusparse":
         return graph + 8 * n + 8 * m + 4 * (n + 1) + 24 * n
@@ -158,21 +160,33 @@ def device_bytes_needed(
         partitions = (partition != "none") + (partition == "in_out" and frontier)
         total = graph + 16 * n + 3 * n + 12 * n * partitions + 8 * max_iterations + 8 * b
         return total + (graph + 3 * n + 4 if approach == "dt" else 0)
-    design = VARIANTS[variant]
-    k, prc, fused = design.classes, design.prc, design.fused
-    listed = partition != "none" and k > 1
-    total = graph + 16 * n + 16 * n * prc + n + _LOOP_STATE + 8 * b
-    if listed:
-        total += 4 * k * n + 4 * CLASS_PLAN.words + 8 * (k - 1)
-    if variant == "push_atomic":
-        total += 8 * n
-    if frontier:
-        total += n + (2 * n if fused else n + 12 * n * (partition == "in_out"))
-    if approach == "dt":
-        total += 12 * n + 16
-    if relabel and design.relabel and approach in RELABEL_APPROACHES:
-        total += 8 * (n + 1) + 4 * m + 44 * n + n * (approach == "dt")
-    return total
+    return sum(buffers.nbytes(component, shape) for component, shape in run_components(n, m, b, approach, partition,
+                                                                                        variant, relabel))
+
+
+def run_components(n: int, m: int, b: int, approach: str, partition: str, variant: str, relabel: bool):
+    """(buffer list of :mod:`dynpr.gpu.buffers`, :class:`~dynpr.gpu.buffers.RunShape`) of each component
+    an :class:`~dynpr.gpu.iterations.IterationLoop` run of ``variant`` keeps on the device (DT's
+    search counted as run in launches of its own, the larger case)."""
+    design, flags = VARIANTS[variant], APPROACH_FLAGS[approach]
+    k = design.classes
+    relabelled = relabel and design.relabel and approach in RELABEL_APPROACHES
+    shape = buffers.RunShape(n, m, deletions=b, classes=k if partition != "none" and k > 1 else 0,
+                             bounds=max(k - 1, 1), prc=design.prc, fused=design.fused, affected=flags.affected,
+                             frontier=flags.frontier, dt_search=approach == "dt", relabel=relabelled,
+                             contribution=design.contribution)
+    components = [(buffers.GRAPH, shape), (buffers.LOOP, shape)]
+    if k:
+        components.append((buffers.CLASSES, shape))
+    if variant == "push_atomic":  # its float64 accumulator
+        components.append((buffers.PUSH, shape))
+    if flags.frontier and not design.fused and partition == "in_out":  # the expansion's out-degree partition
+        components.append((buffers.PARTITION, shape))
+    if shape.dt_search:
+        components.append((buffers.DT_SEARCH, shape))
+    if relabelled:
+        components.append((buffers.RELABEL, shape))
+    return components
 
 
 def check_fits(
@@ -275,8 +289,8 @@ def experiment_device_bytes(
         beyond the graph) and ``peak``.
     """
     n, m, b = int(num_vertices), int(num_edges), int(batch_edges)
-    graph = 16 * (n + 1) + 8 * m + 8 * n  # CSR, transpose, 1/d
-    new_graph = 16 * (n + 1) + 8 * (m + b) + 8 * n
+    graph = _kept_graph_bytes(n, m)  # CSR, transpose, 1/d
+    new_graph = _kept_graph_bytes(n, m + b)
     graphs = graph + new_graph + (new_graph if temporal else 0)
     # splice: one byte per new entry, ~7 per entry of a piece (an eighth of the edges); batch sorts and searches
     apply = (m + b) + 7 * -(-m // 8) + 64 * b
@@ -289,9 +303,17 @@ def experiment_device_bytes(
         need = device_bytes_needed(n, m + b, approach, batch_edges=b, partition=options.partition,
                                    max_iterations=options.max_iterations, variant=options.variant or "classes",
                                    relabel=relabel)
-        run = max(run, need - (16 * (n + 1) + 8 * (m + b) + 16 * n))  # its graph is the resident new one
+        # its graph is the resident new one
+        run = max(run, need - buffers.nbytes(buffers.GRAPH, buffers.RunShape(n, m + b)))
     peak = graphs + 8 * b + ranks + max(apply, run)
     return {"graphs": graphs, "apply": apply, "ranks": ranks, "run": run, "peak": peak}
+
+
+def _kept_graph_bytes(n: int, m: int) -> int:
+    """Bytes of a graph kept on the device between runs: :data:`dynpr.gpu.buffers.GRAPH` without the
+    upload's scratch."""
+    shape = buffers.RunShape(n, m)
+    return sum(buffers.nbytes((b,), shape) for b in buffers.GRAPH if not b.transient)
 
 
 def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, approaches, options, *,

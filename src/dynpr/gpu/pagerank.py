@@ -38,6 +38,7 @@ other than ``classes``, declared in :data:`dynpr.designs.VARIANTS`) live in
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -71,18 +72,19 @@ def run_classes(approach: str, g: DeviceGraph, batch, start_ranks,
     :data:`dynpr.designs.KEPT_PULL_SHARE` where the blocks keep their units, else
     :data:`dynpr.designs.PULL_SHARE`)."""
     cupy = loader.require_cupy()
-    kernels = loader.pagerank_kernels()
+    kernels = loader.pagerank_kernels(design.contribution)
     relabel = None
     if _relabels(design, approach, g.n):
         relabel = Relabel(kernels, cupy, g, start_ranks)
         g = relabel.graph
     persistent = int(g.sources.size) < design.persistent_below
     step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True,
-                      persistent, degree_offsets=relabel.original.in_offsets if relabel else None)
+                      persistent, degree_offsets=relabel.original.in_offsets if relabel else None,
+                      contribution=design.contribution)
     if pull_share is None:
         pull_share = KEPT_PULL_SHARE if step.kept_rows else PULL_SHARE
     loop = IterationLoop(kernels, cupy, approach, g, batch, start_ranks, options, step, relabel=relabel,
-                         pull_share=pull_share)
+                         pull_share=pull_share, contribution=design.contribution)
     return loop.run(design.graphs)
 
 
@@ -92,6 +94,8 @@ def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_s
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
+    if design.refine_at:
+        raise ValueError(f"GPU variant {design.name!r}: float64 refinement (refine_at) has only its CPU twin so far")
     if design.fused:
         return run_classes(approach, g, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
@@ -100,21 +104,22 @@ def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_s
 
 
 @functools.cache
-def _warm_up() -> None:
+def _warm_up(contribution: str = "float64") -> None:
     """Run every approach and partition level of the default once on a tiny graph, a launch
-    per iteration and one per solve, so that compilation and module loading (ours and
-    CuPy's own kernels) stay out of every timed call; :func:`dynpr.gpu.baselines.run`
-    warms the baselines up."""
-    g, g_old, batch, start = tiny_case()
+    per iteration and one per solve, with ``contribution`` stored contributions, so that
+    compilation and module loading (ours and CuPy's own kernels) stay out of every timed call;
+    :func:`dynpr.gpu.baselines.run` warms the baselines up."""
+    g, _, batch, start = tiny_case()
     for variant in ("classes_graphs", "classes_persistent"):
+        design = replace(declared(variant), contribution=contribution)
         for partition in PARTITIONS:
             options = PageRankOptions(partition=partition, max_iterations=3, variant=variant)
             for approach in APPROACHES:
-                _dispatch(approach, g, g_old, batch, start, options)
+                run_classes(approach, g, batch, start, options, design)
     # The relabelling of large graphs (CuPy's sort, scan and compaction kernels too);
     # row limit 1 sends rows through the long-row path as well.
     cupy = loader.require_cupy()
-    relabel = Relabel(loader.pagerank_kernels(), cupy, g, start)
+    relabel = Relabel(loader.pagerank_kernels(contribution), cupy, g, start)
     relabel.prepare(cupy.empty(g.n, dtype=cupy.float64), row_limit=1)
     relabel.restore(relabel.start)
 
@@ -176,7 +181,7 @@ def _update(approach: str, old_graph, graph, batch, previous_ranks, options: Pag
     old_on_device = approach == "dt" and design.name == "partitioned"
     graphs = (graph, old_graph) if old_on_device else (graph,)
     check_fits(approach, graphs, batch, options, design.name, _relabels(design, approach, n))
-    _warm_up()
+    _warm_up(design.contribution)
     g = to_device(graph)
     g_old = to_device(old_graph) if old_on_device else None
     run = _dispatch(approach, g, g_old, batch, start, options, pull_share)

@@ -14,7 +14,11 @@
 #include "layouts.cuh"
 #include "rank_vertex.cuh"
 
+using dynpr::ClassRange;
+using dynpr::GraphArgs;
 using dynpr::kBlock;
+using dynpr::RankBuffers;
+using dynpr::SolveOptions;
 using dynpr::finish_vertex;
 using dynpr::IterationState;
 using dynpr::rank_vertex;
@@ -45,10 +49,17 @@ extern "C" __global__ void partition_scatter(const long long* offsets, int n, in
 // One thread per vertex. AFFECTED: only vertices with dv set are computed,
 // the rest copy R to Rnew. The block's largest change goes to *delta.
 template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock) rank_thread(
-    const int* ids, int count, const long long* in_offsets, const int* sources, const double* inv_degree,
-    const double* R, double* Rnew, unsigned char* dv, unsigned char* dn, int degree_switch,
-    double c0, double alpha, double tau_f, double tau_p, double* delta) {
+__global__ void __launch_bounds__(kBlock) rank_thread(ClassRange range, GraphArgs g, RankBuffers r, unsigned char* dv,
+                                                      unsigned char* dn, SolveOptions o, double* delta) {
+  const int* ids = range.ids;
+  const int count = range.count;
+  const long long degree_switch = range.hi;
+  const long long* in_offsets = g.in_offsets;
+  const int* sources = g.sources;
+  const double* inv_degree = g.inv_degree;
+  const double* R = r.R[0];
+  double* Rnew = r.R[1];
+  const double c0 = o.c0, alpha = o.alpha, tau_f = o.tau_f, tau_p = o.tau_p;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   double change = 0.0;
   if (i < count) {
@@ -74,10 +85,17 @@ __global__ void __launch_bounds__(kBlock) rank_thread(
 // One block per vertex: threads sum in-neighbour contributions strided, a
 // block reduction combines them, thread 0 finishes the vertex.
 template <bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE>
-__global__ void __launch_bounds__(kBlock) rank_block(
-    const int* ids, int count, const long long* in_offsets, const int* sources, const double* inv_degree,
-    const double* R, double* Rnew, unsigned char* dv, unsigned char* dn, int degree_switch,
-    double c0, double alpha, double tau_f, double tau_p, double* delta) {
+__global__ void __launch_bounds__(kBlock) rank_block(ClassRange range, GraphArgs g, RankBuffers r, unsigned char* dv,
+                                                     unsigned char* dn, SolveOptions o, double* delta) {
+  const int* ids = range.ids;
+  const int count = range.count;
+  const long long degree_switch = range.lo;
+  const long long* in_offsets = g.in_offsets;
+  const int* sources = g.sources;
+  const double* inv_degree = g.inv_degree;
+  const double* R = r.R[0];
+  double* Rnew = r.R[1];
+  const double c0 = o.c0, alpha = o.alpha, tau_f = o.tau_f, tau_p = o.tau_p;
   const int i = blockIdx.x;
   if (i >= count) return;
   const int v = LISTED ? ids[i] : i;
@@ -121,11 +139,14 @@ extern "C" __global__ void mark_initial(const int* del_src, const int* del_dst, 
 // dv |= out-neighbours (in the new graph) of every u with dn[u]; one thread
 // per vertex of the low out-degree set.
 template <bool LISTED>
-__global__ void __launch_bounds__(kBlock) expand_thread(const int* ids, int count, const long long* offsets,
-                                                        const int* targets, int degree_switch,
-                                                        const unsigned char* dn, unsigned char* dv,
-                                                        unsigned char* ever, const int* done) {
+__global__ void __launch_bounds__(kBlock) expand_thread(ClassRange range, GraphArgs g, const unsigned char* dn,
+                                                        unsigned char* dv, unsigned char* ever, const int* done) {
   if (*done) return;  // converged: the iterations after it are no-ops
+  const int* ids = range.ids;
+  const int count = range.count;
+  const long long degree_switch = range.hi;
+  const long long* offsets = g.out_offsets;
+  const int* targets = g.targets;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const int u = LISTED ? ids[i] : i;
@@ -141,11 +162,14 @@ __global__ void __launch_bounds__(kBlock) expand_thread(const int* ids, int coun
 
 // The same with one block per vertex of the high out-degree set.
 template <bool LISTED>
-__global__ void __launch_bounds__(kBlock) expand_block(const int* ids, int count, const long long* offsets,
-                                                       const int* targets, int degree_switch,
-                                                       const unsigned char* dn, unsigned char* dv,
-                                                       unsigned char* ever, const int* done) {
+__global__ void __launch_bounds__(kBlock) expand_block(ClassRange range, GraphArgs g, const unsigned char* dn,
+                                                       unsigned char* dv, unsigned char* ever, const int* done) {
   if (*done) return;
+  const int* ids = range.ids;
+  const int count = range.count;
+  const long long degree_switch = range.lo;
+  const long long* offsets = g.out_offsets;
+  const int* targets = g.targets;
   const int i = blockIdx.x;
   if (i >= count) return;
   const int u = LISTED ? ids[i] : i;
@@ -196,17 +220,17 @@ extern "C" __global__ void bfs_step(int n, const long long* offsets, const int* 
 // One class per launch (the unfused designs): block b takes groups
 // [b * kBlock / G, ...). Every kernel returns at once when *done is set, so
 // iterations launched past convergence change nothing.
+// r: R and Rnew in R[0] and R[1], C and Cnew in C[0] and C[1] (the ranks again without PRC).
 template <int G, bool LISTED, bool AFFECTED, bool FRONTIER, bool PRUNE, bool PRC>
-__global__ void __launch_bounds__(kBlock) rank_group(
-    const int* ids, int count, const long long* in_offsets, const int* sources, const double* inv_degree,
-    const double* R, const double* C, double* Rnew, double* Cnew, unsigned char* dv, unsigned char* dn,
-    long long lo, long long hi, double c0, double alpha, double tau_f, double tau_p, double* delta,
-    const int* done) {
+__global__ void __launch_bounds__(kBlock) rank_group(ClassRange range, GraphArgs g, RankBuffers r, unsigned char* dv,
+                                                     unsigned char* dn, SolveOptions o, double* delta,
+                                                     const int* done) {
   if (*done) return;
-  const RankArgs a{in_offsets, sources, inv_degree, R, C, Rnew, Cnew, dv, dn, c0, alpha, tau_f, tau_p};
+  const RankArgs a{g.in_offsets, g.sources, g.inv_degree, r.R[0], r.C[0], r.R[1], r.C[1], dv, dn,
+                   o.c0, o.alpha, o.tau_f, o.tau_p};
   bool active;
-  const int v = dynpr::class_vertex<LISTED>((static_cast<long long>(blockIdx.x) * kBlock + threadIdx.x) / G, ids,
-                                            count, in_offsets, lo, hi, active);
+  const int v = dynpr::class_vertex<LISTED>((static_cast<long long>(blockIdx.x) * kBlock + threadIdx.x) / G,
+                                            range.ids, range.count, g.in_offsets, range.lo, range.hi, active);
   double change = rank_vertex<G, AFFECTED, FRONTIER, PRUNE, PRC>(active, v, a);
   if constexpr (G != kBlock) change = dynpr::block_max(change);
   if (threadIdx.x == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);

@@ -32,6 +32,7 @@
 // launch; queue has 2n slots (two levels of up to n entries).
 #include <cooperative_groups.h>
 #include "common.cuh"
+#include "layouts.cuh"
 
 namespace {
 
@@ -131,9 +132,13 @@ __device__ __forceinline__ void expand_level(const unsigned* level, int count, u
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(
-    const long long* offsets, const int* targets, const int* del_src, const int* del_dst, int num_del,
-    const int* ins_src, int num_ins, int n, int* visited, unsigned* queue, int* control, unsigned char* dv) {
+// The graph's out-CSR and the batch (in the graph's ids; not renamed) come as layouts.cuh's structs.
+extern "C" __global__ void __launch_bounds__(dynpr::kBlock) dt_reachable(const __grid_constant__ dynpr::GraphArgs g,
+    const __grid_constant__ dynpr::BatchArgs batch, int* visited, unsigned* queue, int* control, unsigned char* dv) {
+  const long long* offsets = g.out_offsets;
+  const int* targets = g.targets;
+  const int n = g.n, num_del = batch.num_del, num_ins = batch.num_ins;
+  const int *del_src = batch.del_src, *del_dst = batch.del_dst, *ins_src = batch.ins_src;
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
   const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;

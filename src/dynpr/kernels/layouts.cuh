@@ -1,7 +1,9 @@
-// Control blocks the host allocates as int32 arrays and the kernels read and
-// write. dynpr.designs.CLASS_PLAN and ITERATION_STATE mirror these structs
-// field by field (tests/test_designs.py parses this header and compares), so
-// the host indexes them by name, not by number.
+// What kernels and host share: the control blocks the host allocates as int32
+// arrays (ClassPlan, IterationState), the default engine's kernel parameter
+// structs, passed by value, and the approach code its rank kernels are
+// templated on. dynpr.designs mirrors every struct here field by field
+// (CLASS_PLAN, ITERATION_STATE, KERNEL_STRUCTS; tests/test_designs.py parses
+// this header and compares), so the host fills and indexes them by name.
 #pragma once
 #include "common.cuh"
 
@@ -18,6 +20,16 @@ __host__ __device__ constexpr int class_lanes(int k) {
   return lanes[k];
 }
 constexpr int kMaxClasses = 4;
+
+// The stored contributions C[u] = R[u]/d[u] that the default's gathers read:
+// double, or float in the module built for a variant whose `contribution` is
+// float32 (dynpr.designs.CONTRIBUTION_TYPES, define DYNPR_CONTRIBUTION), which
+// halves the bytes a gather moves. Only the store rounds: sums, ranks and the
+// convergence test stay double.
+#ifndef DYNPR_CONTRIBUTION
+#error "compile with -DDYNPR_CONTRIBUTION=double|float (dynpr.designs.nvrtc_defines)"
+#endif
+using Contribution = DYNPR_CONTRIBUTION;
 static_assert(class_lanes(0) == 1 && class_lanes(1) < 32 && 32 % class_lanes(1) == 0 && class_lanes(2) == 32 &&
                   class_lanes(3) == kBlock,
               "classes are a thread, a sub-warp, a warp and a block");
@@ -44,6 +56,114 @@ struct IterationState {
   unsigned int ticket;
   int work;
   int pull;
+};
+
+// The approach a rank kernel computes, one template parameter: dynpr.designs
+// ApproachFlags summed (affected + frontier + prune), so 0 is Static and ND,
+// 1 DT, 2 DF, 3 DF-P.
+__host__ __device__ constexpr bool affected(int approach) { return approach >= 1; }
+__host__ __device__ constexpr bool frontier(int approach) { return approach >= 2; }
+__host__ __device__ constexpr bool prune(int approach) { return approach == 3; }
+
+// Kernel parameters, one struct per launch family. Pointers are device
+// addresses (uint64 on the host), fields ordered widest first so that the
+// host's aligned NumPy dtype has the same layout. The default engine's
+// kernels and DT's search take them as `const __grid_constant__` (sm_70 and
+// later): they stay in the parameter space, read where a field is needed,
+// where a plain parameter handed on by reference is first copied into values
+// the kernel keeps live, which cost the whole-solve kernels registers and
+// spills. The baselines' kernels read fields directly and take them plainly,
+// where the qualifier only moved registers (docs/dynamic.md, "Kernel structure").
+
+// The graph a launch ranks: in-CSR, 1/out-degree, out-CSR (DF/DF-P's push).
+struct GraphArgs {
+  const long long* in_offsets;
+  const int* sources;
+  const double* inv_degree;
+  const long long* out_offsets;
+  const int* targets;
+  int n;
+};
+
+// Rank and contribution buffers. rank_fused reads [0] and writes [1] (the
+// host swaps them every iteration); iteration i of rank_persistent reads
+// [i % 2] and writes the other.
+struct RankBuffers {
+  double* R[2];
+  Contribution* C[2];
+};
+
+// Affected flags, the two expansion buffers (read [0], written [1] by
+// rank_fused, swapped like RankBuffers) and the ever-affected flags.
+struct FrontierBuffers {
+  unsigned char* dv;
+  unsigned char* dx[2];
+  unsigned char* ever;
+};
+
+// Class lists (degree_classes' ids, one row of n per class), their plan and
+// the classes' in-degree bounds; ids and plan unused without lists.
+struct PlanArgs {
+  int* ids;
+  ClassPlan* plan;
+  const long long* bounds;
+};
+
+// PageRankOptions as the kernels use them (c0 = (1 - alpha) / n).
+struct SolveOptions {
+  double c0;
+  double alpha;
+  double tau_f;
+  double tau_p;
+  double tau;
+  double pull_edges;
+  int max_iterations;
+};
+
+// A batch's edges, and new_id where the graph is relabelled (renamed).
+struct BatchArgs {
+  const int* del_src;
+  const int* del_dst;
+  const int* ins_src;
+  const int* new_id;
+  int num_del;
+  int num_ins;
+  int renamed;
+};
+
+// The whole-solve launch's rings (change and push-work slots, work counters,
+// barrier counters), its state, the kept rows' shared capacity (ints) and
+// whether the launch prepares itself (classify).
+struct SolveScratch {
+  double* slots;
+  int* work;
+  unsigned long long* arrivals;
+  IterationState* state;
+  int capacity;
+  int classify;
+};
+
+// One degree class of the baselines' class-per-launch kernels: its vertex ids
+// and their count (unlisted kernels walk vertices 0..count and keep those
+// whose degree is in (lo, hi]; the thread/block pairs of the partitioned
+// design read hi and lo respectively, the degree switch).
+struct ClassRange {
+  const int* ids;
+  long long lo;
+  long long hi;
+  int count;
+};
+
+// The relabelling's original and relabelled in-CSR: new_sources row i is
+// sources row order[i] renamed through rank.
+struct RelabelArgs {
+  const long long* order;
+  const int* rank;
+  const long long* in_offsets;
+  const int* sources;
+  const long long* new_offsets;
+  int* new_sources;
+  int n;
 };
 
 static_assert(sizeof(ClassPlan) == (2 * kMaxClasses + 2) * sizeof(int), "ClassPlan is an int32 array");

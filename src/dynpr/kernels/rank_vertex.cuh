@@ -6,6 +6,7 @@
 // unsigned char.
 #pragma once
 #include "common.cuh"
+#include "layouts.cuh"
 
 namespace dynpr {
 
@@ -22,7 +23,7 @@ namespace dynpr {
 template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, double rv, double inv, double* Rnew,
                                                 unsigned char* dv, unsigned char* dn, double c0, double alpha,
-                                                double tau_f, double tau_p, double* Cnew = nullptr) {
+                                                double tau_f, double tau_p, Contribution* Cnew = nullptr) {
   const double r = PRUNE ? (c0 + alpha * (c - rv * inv)) / (1.0 - alpha * inv) : c0 + alpha * c;
   const double dr = fabs(r - rv);
   if (FRONTIER) {
@@ -40,7 +41,7 @@ template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, const double* inv_degree, const double* R,
                                                 double* Rnew, unsigned char* dv, unsigned char* dn,
                                                 double c0, double alpha, double tau_f, double tau_p,
-                                                double* Cnew = nullptr) {
+                                                Contribution* Cnew = nullptr) {
   return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, R[v], inv_degree[v], Rnew, dv, dn, c0, alpha, tau_f, tau_p,
                                              Cnew);
 }
@@ -51,16 +52,16 @@ struct RankArgs {
   const int* __restrict__ sources;
   const double* __restrict__ inv_degree;
   const double* __restrict__ R;
-  const double* __restrict__ C;
+  const Contribution* __restrict__ C;
   double* __restrict__ Rnew;
-  double* __restrict__ Cnew;
+  Contribution* __restrict__ Cnew;
   unsigned char* dv;
   unsigned char* dn;
   double c0, alpha, tau_f, tau_p;
 };
 
 // Vertex v's in-edges: positions [begin, end) of RankArgs::sources (the graph's
-// in-CSR, or a block's copy of its rows in shared memory: stage_unit).
+// in-CSR, or a block's copy of its rows in shared memory: keep_unit).
 struct Row {
   long long begin = 0, end = 0;
 };
@@ -89,8 +90,8 @@ __device__ __forceinline__ void add_contribution(double x, double& c, bool& expa
 // R[u] * inv_degree[u]. With PRC the warp and block classes read `sources`
 // as int4 (16 bytes per lane, four independent gathers in flight per load),
 // after up to 3 leading edges that bring the index to a multiple of 4 and
-// before up to 3 trailing ones; measured on the H100 (web-NotreDame Static
-// 1.30 -> 1.15 ms). Only the order of the additions changes (~1e-17 in L1).
+// before up to 3 trailing ones (docs/dynamic.md, "Kernel structure"). Only the
+// order of the additions changes (~1e-17 in L1).
 // SIGNED (with PRC): see add_contribution. BATCHED (with PRC; the kept units
 // of rank_persistent, whose ids are in shared memory) takes the edges in
 // rounds: kGatherBatch ids, or kGatherQuads int4 in the warp and block

@@ -6,6 +6,7 @@
 // the block's largest change into *delta; finish_iteration (baselines.cu)
 // ends the iteration. Every kernel returns at once once *done is set.
 #include "common.cuh"
+#include "layouts.cuh"
 #include "rank_vertex.cuh"
 
 using dynpr::kBlock;
@@ -24,9 +25,15 @@ __device__ __forceinline__ void fold_change(double change, double* delta) {
 // striding the vertex's in-edges and a shuffle reduction summing them
 // (version 6, "GPU Warp-Optimized", made correct for a warp of vertices).
 extern "C" __global__ void __launch_bounds__(kBlock) rank_hybrid_thread_warp(
-    int n, const long long* in_offsets, const int* sources, const double* inv_degree, const double* R,
-    double* Rnew, double c0, double alpha, double* delta, const int* done) {
+    dynpr::GraphArgs g, dynpr::RankBuffers r, dynpr::SolveOptions o, double* delta, const int* done) {
   if (*done) return;
+  const int n = g.n;
+  const long long* in_offsets = g.in_offsets;
+  const int* sources = g.sources;
+  const double* inv_degree = g.inv_degree;
+  const double* R = r.R[0];
+  double* Rnew = r.R[1];
+  const double c0 = o.c0, alpha = o.alpha;
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   long long begin = 0, end = 0;
@@ -68,9 +75,15 @@ extern "C" __global__ void __launch_bounds__(kBlock) rank_hybrid_thread_warp(
 // one of them reads it there, any other source from global memory (version
 // 5, "GPU Shared Memory (Tiling)").
 extern "C" __global__ void __launch_bounds__(kBlock) rank_pull_tiled(
-    int n, const long long* in_offsets, const int* sources, const double* inv_degree, const double* R,
-    double* Rnew, double c0, double alpha, double* delta, const int* done) {
+    dynpr::GraphArgs g, dynpr::RankBuffers r, dynpr::SolveOptions o, double* delta, const int* done) {
   if (*done) return;
+  const int n = g.n;
+  const long long* in_offsets = g.in_offsets;
+  const int* sources = g.sources;
+  const double* inv_degree = g.inv_degree;
+  const double* R = r.R[0];
+  double* Rnew = r.R[1];
+  const double c0 = o.c0, alpha = o.alpha;
   __shared__ double tile_rank[kBlock];
   __shared__ double tile_inv[kBlock];
   const int first = blockIdx.x * kBlock;
@@ -99,10 +112,14 @@ extern "C" __global__ void __launch_bounds__(kBlock) rank_pull_tiled(
 // the in-neighbours' contributions summed in a float32 register ("float sum
 // = 0.0f", version 4, "GPU Coalesced"). The change is widened to double only
 // for the iteration's L-infinity test.
+// The graph's in-CSR from g (its float64 1/d unused: inv_degree is the float32 copy).
 extern "C" __global__ void __launch_bounds__(kBlock) rank_pull_float32(
-    int n, const long long* in_offsets, const int* sources, const float* inv_degree, const float* R, float* Rnew,
-    float c0, float alpha, double* delta, const int* done) {
+    dynpr::GraphArgs g, const float* inv_degree, const float* R, float* Rnew, float c0, float alpha, double* delta,
+    const int* done) {
   if (*done) return;
+  const int n = g.n;
+  const long long* in_offsets = g.in_offsets;
+  const int* sources = g.sources;
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   double change = 0.0;
   if (v < n) {

@@ -17,7 +17,7 @@ import numpy as np
 
 from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
-from dynpr.designs import APPROACH, APPROACHES, REFERENCE_TOLERANCE
+from dynpr.designs import APPROACH, APPROACHES, REFERENCE_TOLERANCE, variant as declared
 from dynpr.errors import InputError
 from dynpr.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
@@ -243,7 +243,9 @@ def reference(
     graph : Graph
         Graph with a self-loop on every vertex.
     options : PageRankOptions, optional
-        Source of ``alpha``; its tolerance and iteration cap are replaced.
+        Source of ``alpha``; its tolerance and iteration cap are replaced, and a variant that stores
+        float32 contributions by the default: the reference is float64 (it does not go on from
+        such a variant's ``static_result`` either).
     backend : {"cpu", "gpu", "auto"}
         Where to run.
     tolerance, max_iterations : float, int
@@ -266,6 +268,8 @@ def reference(
     # named here: PageRankOptions would report a bad value as `tolerance`
     finite_number("reference tolerance", tolerance, low=0)
     options = options or PageRankOptions()
+    if declared(options.variant).contribution != "float64":
+        options, static_result = replace(options, variant=None), None
     reference_options = replace(options, tolerance=tolerance, max_iterations=max_iterations)
     smallest_change = (1.0 - options.alpha) / graph.num_vertices * 2.0 ** -53
     if static_result is None or tolerance >= smallest_change or static_result.iterations > max_iterations:

@@ -10,6 +10,12 @@ DT, DF and DF-P compute only the affected rows: a row subset of ``W`` times R
 while the affected rows hold less than ``1/SUBSET_SHARE`` of the edges, a full
 SpMV otherwise (row indexing costs as much as a full SpMV at about 1/6 of the
 edges on web-NotreDame). The results are identical either way.
+
+With a variant that stores float32 contributions (``KernelVariant.contribution``, ``classes_c32``)
+this engine is its twin: the matrix is unweighted and multiplies ``R[u]/d[u]`` rounded to float32
+and widened back, every vertex's contributions each iteration (O(n) more per iteration), so
+the sums, ranks and convergence test stay float64 as on the GPU. A variant that refines
+(``KernelVariant.refine_at``) reads float64 contributions after a switch (``_Contributions``).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import scipy.sparse as sp
 
 from dynpr.backend import device_name
 from dynpr.batches import Batch
-from dynpr.designs import APPROACH
+from dynpr.designs import APPROACH, variant as declared
 from dynpr.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
@@ -73,7 +79,7 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
     if graph.num_edges < np.iinfo(np.int32).max:
         in_offsets = in_offsets.astype(np.int32)  # SciPy would otherwise copy the int32 sources to int64
     inv_degree = 1.0 / np.maximum(degree, 1)  # dangling vertices have no out-edge to weight
-    pull = sp.csr_array((inv_degree[graph.sources], graph.sources, in_offsets), shape=(n, n))
+    pull, weigh = _gather(graph, in_offsets, inv_degree, declared(options.variant), options.tolerance)
     t0 = t_mark = time.perf_counter()
     if spec.recomputes_all:
         affected = None
@@ -83,11 +89,11 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
         affected = marking.frontier_initial(graph, batch)
     t_iter = time.perf_counter()
     if affected is None:
-        ranks, iterations, converged = _iterate_all(pull, start, options, dangling)
+        ranks, iterations, converged = _iterate_all(pull, weigh, start, options, dangling)
         count = n
     else:
         ranks, iterations, converged, count = _iterate_affected(
-            graph, pull, inv_degree, start, affected, options,
+            graph, pull, weigh, inv_degree, start, affected, options,
             frontier=spec.flags.frontier, pruned=spec.flags.prune)
     t_end = time.perf_counter()
     # Like the GPU engine: mark_ms = initial marking (DT's BFS, DF's initial expansion);
@@ -103,8 +109,54 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
     return result
 
 
-def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions, dangling: np.ndarray):
-    """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau.
+class _Contributions:
+    """What the pull matrix multiplies in an iteration, ``weigh(R)``, and whether the iteration may
+    end the solve, for a design that stores ``design.contribution``: ``R/d`` rounded to float32 and
+    widened (the stored contributions of ``classes_c32``), or in float64. With ``design.refine_at``
+    the iterations after the first whose L-inf change is at most ``refine_at * tau`` read float64
+    contributions (the GPU widens the stored ones from R once), and only those may converge, so
+    the fixed point is float64's."""
+
+    def __init__(self, inv_degree: np.ndarray, design, tolerance: float):
+        self.inv_degree = inv_degree
+        self.reads = design.contribution
+        self.switch_below = design.refine_at * tolerance if design.refine_at else None
+        self.final = "float64" if self.switch_below is not None else design.contribution
+
+    def __call__(self, ranks: np.ndarray) -> np.ndarray:
+        contributions = ranks * self.inv_degree
+        return contributions if self.reads == "float64" else contributions.astype(self.reads).astype(np.float64)
+
+    def converged(self, delta: float, tolerance: float) -> bool:
+        """Whether an iteration of L-inf change ``delta`` meets ``tolerance``; if not, what the next
+        iteration reads."""
+        if delta <= tolerance and self.reads == self.final:
+            return True
+        if self.switch_below is not None and delta <= self.switch_below:
+            self.reads = "float64"
+        return False
+
+
+def _gather(graph: Graph, in_offsets: np.ndarray, inv_degree: np.ndarray, design, tolerance: float):
+    """The pull matrix and what it multiplies, ``weigh(R)``: for float64 contributions ``W`` with
+    weights 1/d[u] times R itself and ``weigh = None``; otherwise the unweighted in-CSR times a
+    :class:`_Contributions`, so each sum adds the terms the GPU adds (``R[u] * (1/d[u])``, the
+    same product either way)."""
+    n = graph.num_vertices
+    if design.contribution == "float64":
+        return sp.csr_array((inv_degree[graph.sources], graph.sources, in_offsets), shape=(n, n)), None
+    ones = np.ones(graph.num_edges)
+    return sp.csr_array((ones, graph.sources, in_offsets), shape=(n, n)), _Contributions(inv_degree, design, tolerance)
+
+
+def _met(weigh, delta: float, tolerance: float) -> bool:
+    """Whether an iteration of change ``delta`` ends the solve (:meth:`_Contributions.converged`)."""
+    return delta <= tolerance if weigh is None else weigh.converged(delta, tolerance)
+
+
+def _iterate_all(pull: sp.csr_array, weigh, ranks: np.ndarray, options: PageRankOptions, dangling: np.ndarray):
+    """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau
+    (``pull @ weigh(R)`` sums the contributions, ``pull @ R`` without ``weigh``: :func:`_gather`).
 
     Dangling vertices (none under the paper's self-loop convention) spread their
     rank over every vertex, as NetworkX's default does.
@@ -116,26 +168,28 @@ def _iterate_all(pull: sp.csr_array, ranks: np.ndarray, options: PageRankOptions
     base = (1.0 - alpha) / n
     iterations = 0
     while True:
-        new = pull @ ranks
+        new = pull @ (ranks if weigh is None else weigh(ranks))
         new *= alpha
         new += (base + alpha * ranks[dangling].sum() / n) if dangling.size else base
         delta = float(np.max(np.abs(new - ranks)))
         ranks = new
         iterations += 1
-        if delta <= options.tolerance or iterations >= options.max_iterations:
-            return ranks, iterations, delta <= options.tolerance
+        converged = _met(weigh, delta, options.tolerance)
+        if converged or iterations >= options.max_iterations:
+            return ranks, iterations, converged
 
 
-def _pull_rows(pull: sp.csr_array, ranks: np.ndarray, rows: np.ndarray | None, row_edges: int) -> np.ndarray:
-    """Contribution sums c[v] of the vertices ``rows`` (``None`` = all): row subset or full SpMV."""
+def _pull_rows(pull: sp.csr_array, x: np.ndarray, rows: np.ndarray | None, row_edges: int) -> np.ndarray:
+    """Contribution sums c[v] of the vertices ``rows`` (``None`` = all), ``x`` = ``weigh(R)`` of
+    :func:`_gather`: row subset or full SpMV."""
     if rows is None:
-        return pull @ ranks
+        return pull @ x
     if row_edges * SUBSET_SHARE < pull.nnz:
-        return pull[rows] @ ranks
-    return (pull @ ranks)[rows]
+        return pull[rows] @ x
+    return (pull @ x)[rows]
 
 
-def _iterate_affected(graph, pull, inv_degree, ranks, affected, options, *, frontier, pruned):
+def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, *, frontier, pruned):
     """DT / DF / DF-P iterations over the affected vertices only (the paper's Alg. 2-3, 5).
 
     ``frontier``: expand from vertices whose relative change exceeds tau_f (DF, DF-P);
@@ -166,7 +220,7 @@ def _iterate_affected(graph, pull, inv_degree, ranks, affected, options, *, fron
             row_inv = inv_degree if rows is None else inv_degree[rows]
             changed = False
         old = ranks if rows is None else ranks[rows]
-        c = _pull_rows(pull, ranks, rows, row_edges)
+        c = _pull_rows(pull, ranks if weigh is None else weigh(ranks), rows, row_edges)
         if pruned:
             # Eq. 2-3: closed form of the self-loop's recursion; c includes the self-loop term.
             r = (base + alpha * (c - old * row_inv)) / (1.0 - alpha * row_inv)
@@ -194,8 +248,9 @@ def _iterate_affected(graph, pull, inv_degree, ranks, affected, options, *, fron
         written = rows
         iterations += 1
         delta = float(change.max()) if change.size else 0.0
-        if delta <= options.tolerance or iterations >= options.max_iterations:
-            return ranks, iterations, delta <= options.tolerance, int(ever.sum())
+        converged = _met(weigh, delta, options.tolerance)
+        if converged or iterations >= options.max_iterations:
+            return ranks, iterations, converged, int(ever.sum())
         if frontier:
             if expanded is not None:
                 expanding = expanding[~expanded[expanding]]

@@ -26,7 +26,8 @@ class PageRankOptions:
         thread-per-vertex (the default engine's classes are ``dynpr.designs.CLASS_BOUNDS``).
     partition : GPU work partitioning, one of ``PARTITIONS``.
     variant : GPU kernel design (``dynpr.designs.VARIANTS``); ``None`` = the fastest
-        measured ("classes"). Ignored on the CPU. The pure static designs
+        measured ("classes"). The CPU reads only its contributions' dtype (``classes_c32``
+        stores float32 ones; the CPU engine is its twin). The pure static designs
         (``pull_*``, ``push_atomic``, ``cusparse``) serve Static and ND only.
     raise_on_max_iterations : raise :class:`ConvergenceError` when a run stops at
         ``max_iterations`` instead of returning it with ``converged=False``.
