@@ -49,13 +49,16 @@ def test_kernel_structs_pack_addresses_and_values():
             self.data = type("Memory", (), {"ptr": ptr})()
 
     graph = designs.KERNEL_STRUCTS["GraphArgs"]
-    packed = graph.pack(in_offsets=Array(0x1000), sources=Array(0x2000), inv_degree=None, out_offsets=Array(8),
-                        targets=Array(16), n=7)
-    assert packed.shape == (1,) and packed.dtype.itemsize == 6 * 8  # five pointers, n padded to 8 bytes
+    raw = graph.pack(in_offsets=Array(0x1000), sources=Array(0x2000), inv_degree=None, out_offsets=Array(8),
+                     targets=Array(16), n=7)
+    assert raw.shape == (1,) and raw.dtype.itemsize == 6 * 8  # five pointers, n padded to 8 bytes
+    assert raw.dtype.names is None  # plain bytes: CuPy takes their address without building a descr
+    packed = raw.view(graph.dtype())
     assert (int(packed["in_offsets"][0]), int(packed["sources"][0]), int(packed["inv_degree"][0])) == (0x1000,
                                                                                                      0x2000, 0)
     assert int(packed["n"][0]) == 7
-    buffers = designs.KERNEL_STRUCTS["RankBuffers"].pack(R=(Array(1), Array(2)), C=(Array(3), None))
+    rank_buffers = designs.KERNEL_STRUCTS["RankBuffers"]
+    buffers = rank_buffers.pack(R=(Array(1), Array(2)), C=(Array(3), None)).view(rank_buffers.dtype())
     assert buffers["R"][0].tolist() == [1, 2] and buffers["C"][0].tolist() == [3, 0]
     options = designs.KERNEL_STRUCTS["SolveOptions"]
     assert options.dtype().fields["max_iterations"][1] == 48 and options.dtype().itemsize == 56
@@ -70,13 +73,14 @@ def test_kernel_structs_packed_again_are_reused_only_for_the_same_values():
     buffers = designs.KERNEL_STRUCTS["RankBuffers"]
     first = buffers.pack(R=(1, 2), C=(3, 4))
     assert buffers.pack(R=(1, 2), C=(3, 4)) is first
-    swapped = buffers.pack(R=(2, 1), C=(4, 3))
+    swapped = buffers.pack(R=(2, 1), C=(4, 3)).view(buffers.dtype())
     assert swapped["R"][0].tolist() == [2, 1] and swapped["C"][0].tolist() == [4, 3]
+    first = first.view(buffers.dtype())
     assert first["R"][0].tolist() == [1, 2] and first["C"][0].tolist() == [3, 4]  # not overwritten
     options = designs.KERNEL_STRUCTS["SolveOptions"]
     fields = dict(c0=0.15, alpha=0.85, tau_f=1e-6, tau_p=1e-6, tau=1e-10, pull_edges=-1.0, max_iterations=500)
     assert options.pack(**fields).tobytes() == options.pack(**fields).tobytes()
-    assert int(options.pack(**{**fields, "max_iterations": 7})["max_iterations"][0]) == 7
+    assert int(options.pack(**{**fields, "max_iterations": 7}).view(options.dtype())["max_iterations"][0]) == 7
     padding = designs.KERNEL_STRUCTS["GraphArgs"].pack(in_offsets=1, sources=2, inv_degree=3, out_offsets=4,
                                                         targets=5, n=6).tobytes()[44:]
     assert padding == bytes(4)  # padding written as zeros: equal structs are equal bytes

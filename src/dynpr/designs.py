@@ -298,7 +298,7 @@ C_TYPES = {"pointer": "u8", "int": "i4", "long long": "i8", "double": "f8"}
 @dataclass(frozen=True)
 class KernelStruct:
     """A kernel parameter struct of ``kernels/layouts.cuh``, passed by value (CuPy copies a
-    one-element array of :meth:`dtype` into the launch's parameters).
+    one-element array of its bytes into the launch's parameters).
 
     Attributes
     ----------
@@ -321,9 +321,10 @@ class KernelStruct:
         return _struct_layout(self)
 
     def pack(self, **values):
-        """The struct as a one-element NumPy array; an array value (anything with ``.data.ptr``,
-        a CuPy array) gives its device address, None a null pointer, a sequence the elements of
-        an array field. Every field must be given."""
+        """The struct as a one-element NumPy array of its bytes (``.view(dtype())`` reads its
+        fields); an array value (anything with ``.data.ptr``, a CuPy array) gives its device
+        address, None a null pointer, a sequence the elements of an array field. Every field
+        must be given."""
         import numpy as np
 
         layout, names, dtype = self._layout
@@ -345,7 +346,10 @@ class KernelStruct:
         if packed is None:
             if len(self._packed) >= _PACKED_KEPT:
                 self._packed.clear()
-            packed = self._packed[key] = np.frombuffer(bytearray(layout.pack(*row)), dtype=dtype)
+            # Plain bytes, not the structured dtype: CuPy reads a NumPy argument's address through
+            # __array_interface__, which NumPy builds in Python for a structured dtype (5 us an
+            # argument on the H100's host, enough to show in a small solve's timed span).
+            packed = self._packed[key] = np.frombuffer(bytearray(layout.pack(*row)), dtype=f"V{dtype.itemsize}")
         return packed
 
     @functools.cached_property
