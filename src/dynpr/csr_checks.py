@@ -126,6 +126,7 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
         check_ids(what, indices, n)
     except InputError as err:
         raise GraphError(str(err)) from None
+    release_pages(indices)  # read again chunk by chunk below: a mapped graph is never resident whole
     row_salt, entry_salt = (_TARGET_SALT, _SOURCE_SALT) if transposed else (_SOURCE_SALT, _TARGET_SALT)
     has_loop = np.zeros(n, dtype=bool)
     total = np.zeros(1, dtype=np.uint64)
