@@ -4,6 +4,9 @@ so the GPU machine (without it) collects this file."""
 
 from __future__ import annotations
 
+import re
+import sys
+
 import numpy as np
 import pytest
 import yaml
@@ -15,7 +18,7 @@ from dynpr.backend import gpu_available
 from dynpr.batches import Batch, apply_batch, apply_batch_with_report, random_batch
 from dynpr.graph import Graph, row_lower_bound, transpose_csr
 from dynpr.errors import BatchError
-from dynpr.hostmem import check_host_fits
+from dynpr.hostmem import check_host_fits, rss_line
 from dynpr.pagerank import PageRankOptions, l1_error, static, update
 from dynpr.rmat import rmat_graph, rmat_raw_edges
 
@@ -288,3 +291,13 @@ def test_matrix_market_errors_name_the_line_in_any_chunk(write_file, monkeypatch
     monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 2)
     with pytest.raises(readers_mod.ParseError, match=rf"^\S*bad\.mtx: {match}"):
         readers_mod.read_matrix_market(_mtx(write_file, "bad.mtx", body))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_rss_line_splits_files_from_own_memory_and_gives_the_peak():
+
+    held = np.ones(64 << 17)  # 64 MiB of this process's own memory
+    now, files, own, peak = map(float, re.fullmatch(
+        r"host RSS ([\d.]+) GiB \(files ([\d.]+), own ([\d.]+)\), peak ([\d.]+) GiB", rss_line()).groups())
+    assert own >= 0.06 and abs(now - files - own) <= 0.02 and peak >= now
+    del held

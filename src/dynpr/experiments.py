@@ -32,7 +32,7 @@ from dynpr.backend import resolve_backend
 from dynpr.batches import Batch, apply_batch, batch_file_edges, read_batch_params, read_batches
 from dynpr.designs import REFERENCE_TOLERANCE
 from dynpr.graph import Graph
-from dynpr.hostmem import GIB
+from dynpr.hostmem import GIB, rss_line
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp
@@ -222,7 +222,7 @@ def run_batches(
                 count=len(sequence), commit=commit, log=log, clock=clock)
             rows += batch_rows
             log(f"{dataset} fraction={fraction_label(fraction)} batch {i + 1}/{len(sequence)}: {clock.report()}"
-                + (f"; {pool.line()}" if pool else ""))
+                + (f"; {pool.line()}" if pool else "") + f"; {rss_line()}")
             clock.clear()
             if experiment == "temporal":
                 old, previous = new, final
@@ -330,7 +330,7 @@ def run_dataset(
         check_made_for(path, params, start, str(base_path if experiment == "temporal" else graph_path))
         largest_batch = max(largest_batch, batch_file_edges(path))
     log(f"{dataset}: graph {graph.num_vertices} vertices, {graph.num_edges} edges "
-        f"({graph.nbytes / GIB:.2f} GiB) loaded and checked in {time.perf_counter() - started:.1f} s")
+        f"({graph.nbytes / GIB:.2f} GiB) loaded and checked in {time.perf_counter() - started:.1f} s; {rss_line()}")
     if backend == "gpu":
         from dynpr.gpu.memory import check_experiment_fits
         from dynpr.gpu.resident import to_resident
@@ -341,7 +341,7 @@ def run_dataset(
         uploading = time.perf_counter()
         start = to_resident(start)
         graph = to_resident(graph) if experiment == "temporal" else start
-        log(f"{dataset}: uploaded in {time.perf_counter() - uploading:.1f} s; host copy dropped")
+        log(f"{dataset}: uploaded in {time.perf_counter() - uploading:.1f} s; host copy dropped; {rss_line()}")
     rows = run_batches(experiment, dataset, start, BatchFiles(batch_paths), approaches, options, backend=backend,
                        reference_tolerance=reference_tolerance, repeat=repeat, log=log, commit=commit)
     del start
