@@ -122,11 +122,6 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
     counts = np.diff(offsets)
     if counts.size and int(counts.min()) < 0:
         raise GraphError(f"{what}: offsets decrease at vertex {int(np.argmax(counts < 0))}")
-    try:
-        check_ids(what, indices, n)
-    except InputError as err:
-        raise GraphError(str(err)) from None
-    release_pages(indices)  # read again chunk by chunk below: a mapped graph is never resident whole
     row_salt, entry_salt = (_TARGET_SALT, _SOURCE_SALT) if transposed else (_SOURCE_SALT, _TARGET_SALT)
     has_loop = np.zeros(n, dtype=bool)
     total = np.zeros(1, dtype=np.uint64)
@@ -139,6 +134,10 @@ def _check_csr(what: str, offsets: np.ndarray, indices: np.ndarray, n: int, *, t
         if lo == hi:  # rows without entries (a graph without edges): nothing to check or fingerprint
             return np.zeros(0, dtype=np.int32), np.uint64(0)
         cols = indices[lo:hi]
+        try:  # chunk by chunk, like every check here: a mapped graph is never resident whole
+            check_ids(what, cols, n)
+        except InputError as err:
+            raise GraphError(str(err)) from None
         rows = np.repeat(np.arange(v0, v1, dtype=np.int32), counts[v0:v1])  # ids < n fit int32
         # strictly increasing within each row: a step down or a repeat is allowed only where a row starts
         bad = cols[1:] <= cols[:-1]
