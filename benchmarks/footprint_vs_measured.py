@@ -3,7 +3,8 @@
 Reads the committed Snakemake benchmark rows (``docs/measurements/scale_pipeline*/*.tsv``: job,
 machine, commit, then Snakemake's columns) and prints, per job, max_rss, the model's declaration
 for the same job and their ratio, flagging ratios outside 0.75-1.25 (issue 31's bound). The model
-is what ``snakemake -n`` declares as ``mem_mb``; it uses the catalog's counts only.
+is what ``snakemake -n`` declares as ``mem_mb`` on the host that ran the job (its cores, from the
+``machine`` column, set how many chunks a graph check holds); it uses the catalog's counts only.
 
     python benchmarks/footprint_vs_measured.py [TSV ...]
 """
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 from pathlib import Path
 
+from dynpr import footprint
 from dynpr.catalog import get_dataset
 from dynpr.footprint import job_bytes
 
@@ -45,6 +48,8 @@ def main() -> None:
     for path in args.tsv:
         for row in csv.DictReader(path.open(), delimiter="\t"):
             rule, dataset, fraction = rule_of(row["job"])
+            cores = re.search(r"(\d+)-core", row["machine"])
+            footprint.CHECK_CHUNKS_AT_PEAK = min(8, int(cores.group(1))) if cores else footprint.CHECK_CHUNKS_AT_PEAK
             model = job_bytes(rule, get_dataset(dataset, catalog), fraction=fraction, gpu=True) / 2**20
             measured = float(row["max_rss_mib"])
             ratio = model / measured

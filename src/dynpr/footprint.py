@@ -30,6 +30,7 @@ and holds the model within 25% of it.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 #: The interpreter with NumPy, SciPy, pandas and dynpr imported (83 MiB measured on the 2-core machine).
@@ -42,9 +43,11 @@ CUDA_PROCESS_BYTES = 600 << 20
 CHECK_BYTES_PER_EDGE = 32
 #: Per vertex while a side of the graph is checked: its offsets' pages, their differences and the self-loop flags.
 CHECK_BYTES_PER_VERTEX = 17
-#: Edges per checked chunk (``dynpr.validate``'s ``_CHUNK``), and how many chunks' scratch the peak holds:
-#: measured as two on 2 cores and on 16 (the threads' peaks do not coincide).
-CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, 2
+#: Edges per checked chunk (``dynpr.csr_checks``' ``_CHUNK``), and how many chunks' scratch the peak holds:
+#: one per checking thread (at most 8, one per core): the run jobs of rmat-24 to 26 on the 16-core H100 host
+#: peaked at 17 bytes per vertex plus 0.86-0.90 GB, about seven chunks, once the graph's pages were given
+#: back chunk by chunk; two on 2 cores.
+CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, min(8, os.cpu_count() or 1)
 #: Peak bytes per input edge of ``prepare`` by source: a SNAP or Matrix Market file, an R-MAT graph drawn
 #: on the host, one drawn on the GPU (which sends the CSR to the host group by group; 10.5 puts every
 #: GPU-drawn graph of docs/measurements/scale_pipeline*/ within 0.80-1.24 of its measured peak).
@@ -74,6 +77,13 @@ def check_bytes(num_vertices: int, num_edges: int) -> int:
     return CHECK_BYTES_PER_EDGE * min(num_edges, CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES)
 
 
+def checking_bytes(num_vertices: int, num_edges: int) -> int:
+    """A job's peak while it checks a mapped graph it does not read again: per vertex the side's
+    offsets and their differences (:data:`CHECK_BYTES_PER_VERTEX`) and the chunks in flight, whose
+    pages are given back as each is done."""
+    return CHECK_BYTES_PER_VERTEX * num_vertices + check_bytes(num_vertices, num_edges)
+
+
 def load_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> int:
     """A prepared graph mapped and checked, for a job that reads all of it again afterwards: the graph's
     bytes and the chunks being checked."""
@@ -89,7 +99,10 @@ def prepare_bytes(input_edges: int, num_vertices: int, num_edges: int, source: s
 
 
 def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int, vertex_ids: bool = True) -> int:
-    """Peak of ``random_batches``: the graph checked, then its self-loop positions and the batch's scratch."""
+    """Peak of ``random_batches``: the graph, as if all of its pages were resident (the sampling reads
+    the out-CSR again; measured peaks fell below this once the check gave its chunks back, by how much
+    varied from job to job: docs/scaling.md), the self-loop positions and the batch's scratch, or the
+    check's chunks."""
     sampling = 8 * num_vertices + BATCH_BYTES_PER_EDGE * batch_edges
     graph = graph_bytes(num_vertices, num_edges, vertex_ids)
     return PROCESS_BYTES + graph + max(check_bytes(num_vertices, num_edges), sampling)
@@ -102,13 +115,12 @@ def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> in
 
 
 def experiment_bytes(num_vertices: int, num_edges: int, batch_edges: int, gpu: bool, vertex_ids: bool = True) -> int:
-    """Peak of ``run_experiment``: on the GPU the graph's check (the graph's pages are given back part by
-    part as it is checked, hashed and uploaded) and one batch file; on the CPU the graph, a batch's new
-    graph and the engine."""
+    """Peak of ``run_experiment``: on the GPU the larger of the graph's check (its pages are given back
+    part by part as it is checked, hashed and uploaded) and the runs (the CUDA context and a batch
+    file); on the CPU the graph, a batch's new graph and the engine."""
     n, m = num_vertices, num_edges
     if gpu:
-        checking = CHECK_BYTES_PER_VERTEX * n + check_bytes(n, m)
-        return PROCESS_BYTES + CUDA_PROCESS_BYTES + checking + 8 * batch_edges
+        return PROCESS_BYTES + max(checking_bytes(n, m), CUDA_PROCESS_BYTES + 8 * batch_edges)
     engine = CPU_ENGINE_BYTES_PER_EDGE * (m + batch_edges) + CPU_ENGINE_BYTES_PER_VERTEX * n
     return PROCESS_BYTES + 2 * graph_bytes(n, m + batch_edges, vertex_ids) + engine + 8 * batch_edges
 
