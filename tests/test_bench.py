@@ -111,7 +111,8 @@ def test_scenarios_read_the_pipeline_batch_files(tmp_path):
 
 
 @pytest.mark.skipif(gpu_available(), reason="a GPU is present")
-@pytest.mark.parametrize("script", ["bench_gpu.py", "bench_class_bounds.py", "bench_scale.py", "bench_locality.py"])
+@pytest.mark.parametrize("script", ["bench_gpu.py", "bench_class_bounds.py", "bench_scale.py", "bench_locality.py",
+                                    "load_memory.py"])
 def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(script):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)],
                           capture_output=True, text=True, timeout=120)
