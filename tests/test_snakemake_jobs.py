@@ -1,5 +1,8 @@
 """Workflow script helpers: one-line failures, a flushed progress log, readable input errors."""
 
+import re
+import sys
+
 import pytest
 
 from dynpr import snakemake_jobs as jobs
@@ -17,6 +20,20 @@ def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):
                    "no such file"]
     text = log.read_text()
     assert text.startswith("started\n") and "Traceback" in text and text.rstrip().endswith(err[0])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_job_that_succeeds_ends_its_log_with_its_peak_memory(tmp_path):
+    from dynpr.hostmem import peak_rss_gib
+
+    log = tmp_path / "ok.log"
+    with jobs.script_errors("random_batches", "rmat-20", log) as write:
+        write("started")
+    lines = log.read_text().splitlines()
+    assert lines[0] == "started" and len(lines) == 2
+    peak = float(re.fullmatch(r"random_batches for rmat-20: peak host RSS ([\d.]+) GiB \(high-water mark\)",
+                              lines[1]).group(1))
+    assert 0 < peak <= peak_rss_gib() + 0.01
 
 
 def test_read_input_names_the_file_and_the_fix(tmp_path):

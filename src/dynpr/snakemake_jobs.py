@@ -73,7 +73,8 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     """Run a workflow script's body; turn any failure into one clear line and exit 1.
 
     Yields a function that appends a line to the log file (and flushes it), so
-    progress shows while the job runs. On an exception the full traceback goes
+    progress shows while the job runs; a job that succeeds ends its log with its
+    peak resident set (``VmHWM``). On an exception the full traceback goes
     to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
     to stderr, which is what Snakemake shows the user.
 
@@ -87,6 +88,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
         The job's log file (``snakemake.log[0]``).
     """
     from dynpr.atomic_files import exit_on_sigterm
+    from dynpr.hostmem import peak_rss_gib
 
     exit_on_sigterm()  # a job Snakemake stops with SIGTERM still removes its temporary files
     stop_with(_ancestor("snakemake"))
@@ -98,6 +100,8 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
 
     try:
         yield log
+        # exact, where Snakemake's max_rss samples every 30 s after a job's first 15 s
+        log(f"{rule} for {target}: peak host RSS {peak_rss_gib():.2f} GiB (high-water mark)")
     except Exception as exc:  # every failure becomes one line for the user
         line = f"dynpr: {rule} for {target}: {describe(exc)}"
         if handle:
