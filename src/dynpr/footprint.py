@@ -99,13 +99,14 @@ def prepare_bytes(input_edges: int, num_vertices: int, num_edges: int, source: s
 
 
 def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int, vertex_ids: bool = True) -> int:
-    """Peak of ``random_batches``: the graph, as if all of its pages were resident (the sampling reads
-    the out-CSR again; measured peaks fell below this once the check gave its chunks back, by how much
-    varied from job to job: docs/scaling.md), the self-loop positions and the batch's scratch, or the
-    check's chunks."""
-    sampling = 8 * num_vertices + BATCH_BYTES_PER_EDGE * batch_edges
-    graph = graph_bytes(num_vertices, num_edges, vertex_ids)
-    return PROCESS_BYTES + graph + max(check_bytes(num_vertices, num_edges), sampling)
+    """Peak of ``random_batches``: the graph's check (its pages given back chunk by chunk), then the
+    sampling, which reads the out-CSR again (self-loop positions, deleted edges, insertion candidates'
+    rows; the transpose is not read again), keeps the self-loop positions, what the check's threads
+    left allocated (:func:`check_bytes`) and a batch's scratch."""
+    n, m = num_vertices, num_edges
+    out_csr = 8 * (n + 1) + 4 * m
+    sampling = out_csr + 8 * n + check_bytes(n, m) + BATCH_BYTES_PER_EDGE * batch_edges
+    return PROCESS_BYTES + max(checking_bytes(n, m), sampling)
 
 
 def temporal_bytes(num_vertices: int, num_edges: int, temporal_edges: int) -> int:
