@@ -15,8 +15,8 @@ more than M. The terms follow what each job holds at its peak:
   a job that reads the graph again afterwards holds all of it;
 - ``prepare``: parsing or generating and building the CSR and its transpose
   (:data:`PREPARE_BYTES_PER_EDGE` per input edge, by source);
-- ``random_batches``: the graph, the self-loop positions and the sampling scratch of
-  a batch (:data:`BATCH_BYTES_PER_EDGE` per batch edge);
+- ``random_batches``: the out-CSR it reads again after the check, the self-loop
+  positions and the sampling scratch of a batch (:data:`BATCH_BYTES_PER_EDGE` per batch edge);
 - ``run_experiment``: on the CPU the graph, the new graph of a batch and the engine's
   SciPy matrix and vectors; on the GPU the check's scratch and a batch: the graph is
   checked, hashed and uploaded part by part, each part's pages given back.

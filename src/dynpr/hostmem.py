@@ -72,9 +72,10 @@ def peak_rss_gib() -> float:
 
 def rss_line() -> str:
     """``host RSS 1.20 GiB (files 0.10, own 1.10), peak 2.40 GiB``: what the process holds now, split
-    into mapped files' pages and its own memory, and its peak (empty where not measurable)."""
+    into mapped files' pages and its own memory, and its peak (``host RSS not measured`` without
+    ``/proc/self/status``)."""
     status = _status_gib()
     if "VmRSS" not in status:
-        return ""
+        return "host RSS not measured"
     return (f"host RSS {status['VmRSS']:.2f} GiB (files {status.get('RssFile', math.nan):.2f}, own "
             f"{status.get('RssAnon', math.nan):.2f}), peak {status.get('VmHWM', math.nan):.2f} GiB")
