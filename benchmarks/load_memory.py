@@ -17,12 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from dynpr.bench import require_gpu, run_script
-
-
-def _status() -> dict[str, float]:
-    with open("/proc/self/status") as status:
-        return {line.split(":")[0]: int(line.split()[1]) / 2**20 for line in status
-                if line.startswith(("VmRSS", "RssFile", "RssAnon"))}
+from dynpr.hostmem import status_gib
 
 
 def main() -> None:
@@ -46,7 +41,7 @@ def main() -> None:
 
     def sample():
         while step[0] != "end":
-            now = _status()
+            now = status_gib()
             if now["VmRSS"] > peaks.get(step[0], {"VmRSS": 0.0})["VmRSS"]:
                 peaks[step[0]] = now
             time.sleep(0.01)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dynpr.graph import Graph
+from dynpr.hostmem import status_gib
 from dynpr.npz_files import MAP_MIN_BYTES, chunks, load_members, release_pages
 from dynpr.rmat import rmat_graph
 
@@ -15,8 +16,7 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 def mapped_resident_bytes() -> int:
     """Bytes of mapped files in this process's resident set (RssFile)."""
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("RssFile:"))
+    return round(status_gib()["RssFile"] * 2**30)
 
 
 def test_stored_members_are_mapped_and_equal_np_load(tmp_path):

@@ -375,19 +375,24 @@ def test_float32_contributions_move_the_fixed_point_by_rounding_only(name):
     assert 0 < pr.l1_error(rounded.ranks, exact) <= C32_SHIFT_BOUND
 
 
+def _float64_against(approach, options, scale):
+    """``approach`` after a random batch of 1e-3 on R-MAT ``scale`` (seed 7), in float64 and with
+    ``options``, and the reference ranks of the new graph."""
+    old = Graph.from_edges(*rmat_edges(scale, 16, seed=7))
+    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(11))
+    new = apply_batch(old, batch)
+    previous = pr.static(old, backend="cpu").ranks
+    run = [pr.update(approach, old, new, batch, previous, o, backend="cpu") for o in (OPTS, options)]
+    return run[0], run[1], pr.reference(new, backend="cpu")
+
+
 @pytest.mark.parametrize("approach", ["static", "nd", "dt", "df", "dfp"])
 def test_float32_contributions_keep_iterations_and_error_on_rmat(approach):
     # On R-MAT graphs, the graphs whose contributions overflow the L2 at scale, every approach takes
     # the float64 iterations or one less or more, and its error against the reference grows by at
     # most the rounding's shift. On the small SNAP graphs Static may take 2-3 fewer (rounding
     # noise near tau on their hubs; docs/locality.md): the variant is for large graphs.
-    old = Graph.from_edges(*rmat_edges(12, 16, seed=7))
-    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(11))
-    new = apply_batch(old, batch)
-    previous = pr.static(old, backend="cpu").ranks
-    ref = pr.reference(new, backend="cpu")
-    exact = pr.update(approach, old, new, batch, previous, OPTS, backend="cpu")
-    rounded = pr.update(approach, old, new, batch, previous, C32, backend="cpu")
+    exact, rounded, ref = _float64_against(approach, C32, scale=12)
     assert abs(rounded.iterations - exact.iterations) <= 1
     assert pr.l1_error(rounded.ranks, exact.ranks) > 0
     assert pr.l1_error(rounded.ranks, ref) <= pr.l1_error(exact.ranks, ref) + C32_SHIFT_BOUND
@@ -424,13 +429,7 @@ def test_refined_float32_contributions_end_at_the_float64_error(approach, monkey
     # float64 ends so near the reference that ND may miss 1% (scale 12: 2.6%).
     monkeypatch.setitem(designs.VARIANTS, "c32_refined",
                         replace(designs.VARIANTS["classes_c32"], name="c32_refined", refine_at=100.0))
-    old = Graph.from_edges(*rmat_edges(14, 16, seed=7))
-    batch = random_batch(old, 1e-3, 0.8, np.random.default_rng(11))
-    new = apply_batch(old, batch)
-    previous = pr.static(old, backend="cpu").ranks
-    ref = pr.reference(new, backend="cpu")
-    exact = pr.update(approach, old, new, batch, previous, OPTS, backend="cpu")
-    refined = pr.update(approach, old, new, batch, previous, replace(OPTS, variant="c32_refined"), backend="cpu")
+    exact, refined, ref = _float64_against(approach, replace(OPTS, variant="c32_refined"), scale=14)
     assert refined.iterations == exact.iterations and refined.converged
     assert not np.array_equal(refined.ranks, exact.ranks)  # it did read float32 contributions
     assert pr.l1_error(refined.ranks, ref) <= 1.01 * pr.l1_error(exact.ranks, ref)

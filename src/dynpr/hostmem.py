@@ -54,8 +54,9 @@ def reset_peak_rss() -> None:
         pass
 
 
-def _status_gib() -> dict[str, float]:
-    """The ``Vm*`` and ``Rss*`` sizes of ``/proc/self/status`` in GiB (empty where it is missing)."""
+def status_gib() -> dict[str, float]:
+    """The ``Vm*`` and ``Rss*`` sizes of ``/proc/self/status`` in GiB, by name (``VmRSS``, ``RssFile``,
+    ``RssAnon``, ``VmHWM``, ...; empty where the file is missing)."""
     try:
         lines = Path("/proc/self/status").read_text().splitlines()
     except OSError:
@@ -67,14 +68,14 @@ def _status_gib() -> dict[str, float]:
 def peak_rss_gib() -> float:
     """The process's peak resident set since start or :func:`reset_peak_rss`, in GiB (NaN where
     ``/proc/self/status`` is missing)."""
-    return _status_gib().get("VmHWM", math.nan)
+    return status_gib().get("VmHWM", math.nan)
 
 
 def rss_line() -> str:
     """``host RSS 1.20 GiB (files 0.10, own 1.10), peak 2.40 GiB``: what the process holds now, split
     into mapped files' pages and its own memory, and its peak (``host RSS not measured`` without
     ``/proc/self/status``)."""
-    status = _status_gib()
+    status = status_gib()
     if "VmRSS" not in status:
         return "host RSS not measured"
     return (f"host RSS {status['VmRSS']:.2f} GiB (files {status.get('RssFile', math.nan):.2f}, own "
