@@ -45,8 +45,8 @@ CHECK_BYTES_PER_EDGE = 32
 CHECK_BYTES_PER_VERTEX = 17
 #: Edges per checked chunk (``dynpr.csr_checks``' ``_CHUNK``), and how many chunks' scratch the peak holds:
 #: one per checking thread (at most 8, one per core): the run jobs of rmat-24 to 26 on the 16-core H100 host
-#: peaked at 17 bytes per vertex plus 0.86-0.90 GB, about seven chunks, once the graph's pages were given
-#: back chunk by chunk; two on 2 cores.
+#: peaked at 17 bytes per vertex plus 1.21-1.23 GB (the process and eight chunks' 1.07 GB) once the graph's
+#: pages were given back chunk by chunk; two on 2 cores.
 CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, min(8, os.cpu_count() or 1)
 #: Peak bytes per input edge of ``prepare`` by source: a SNAP or Matrix Market file, an R-MAT graph drawn
 #: on the host, one drawn on the GPU (which sends the CSR to the host group by group; 10.5 puts every
