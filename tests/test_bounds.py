@@ -25,9 +25,9 @@ import dynpr.readers as readers
 from dynpr.download import verify_file
 from dynpr.errors import EXIT_RESOURCE, InputError, ParseError
 from dynpr.graph import Graph
+from dynpr.hostmem import BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX, build_bytes
 from dynpr.prepare import build_graph
-from dynpr.readers import (BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX, EdgeData, build_bytes, read_edges,
-                           read_matrix_market, read_snap, read_suitesparse_tar)
+from dynpr.readers import EdgeData, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
 from dynpr.validate import check_npz_header, npz_headers, read_graph_npz
 
 from cli_errors import one_error_line

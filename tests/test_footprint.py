@@ -99,3 +99,22 @@ def test_cpu_experiment_floor_counts_every_solve():
     assert cpu_experiment_seconds(10**9, 7, 5, 3) == pytest.approx(
         7 * 23 * SOLVE_ITERATIONS * 10**9 * CPU_SECONDS_PER_EDGE_ITERATION)
     assert cpu_experiment_seconds(2 * 10**9, 7, 5, 3) == pytest.approx(2 * cpu_experiment_seconds(10**9, 7, 5, 3))
+
+
+def test_model_within_a_quarter_of_every_exact_peak_the_h100_pipeline_logged():
+    """Paper scale: the README's scale command on the H100 host (docs/measurements/scale_pipeline_765058a),
+    every job's high-water mark from its log against what the model declares for that host."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "footprint_vs_measured.py"
+    spec = importlib.util.spec_from_file_location("footprint_vs_measured", script)
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    tsv = script.parents[1] / "docs" / "measurements" / "scale_pipeline_765058a" / "benchmarks.tsv"
+    jobs = compare.model_and_peak(tsv)
+    assert {row["job"].split("_")[0] for row, _, _ in jobs} >= {"prepare", "random", "run", "temporal"}
+    assert len(jobs) == 55
+    off = [f"{row['job']}: model {model:.0f} MiB, peak {peak:.0f} MiB" for row, model, peak in jobs
+           if not 0.75 <= model / peak <= 1.25]
+    assert not off, off

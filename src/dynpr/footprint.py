@@ -13,18 +13,22 @@ more than M. The terms follow what each job holds at its peak:
   threads (chunks of :data:`CHECK_CHUNK_EDGES`, :data:`CHECK_BYTES_PER_EDGE` each,
   and :data:`CHECK_BYTES_PER_VERTEX`); the check gives each chunk's pages back, so only
   a job that reads the graph again afterwards holds all of it;
-- ``prepare``: parsing or generating and building the CSR and its transpose
-  (:data:`PREPARE_BYTES_PER_EDGE` per input edge, by source);
+- ``prepare``: parsing a file (its int64 id columns, then :func:`dynpr.hostmem.build_bytes`,
+  the model the readers check before they allocate) or generating a graph
+  (:data:`PREPARE_BYTES_PER_EDGE` per drawn edge, by where it is drawn);
 - ``random_batches``: the out-CSR it reads again after the check, the self-loop
-  positions and the sampling scratch of a batch (:data:`BATCH_BYTES_PER_EDGE` per batch edge);
+  positions and what the deletions' ranks are mapped through
+  (:data:`SAMPLING_BYTES_PER_VERTEX`) and the sampling scratch of a batch
+  (:data:`BATCH_BYTES_PER_EDGE` per batch edge);
 - ``run_experiment``: on the CPU the graph, the new graph of a batch and the engine's
   SciPy matrix and vectors; on the GPU the check's scratch and a batch: the graph is
   checked, hashed and uploaded part by part, each part's pages given back.
 
-The coefficients come from peak RSS measured job by job (``benchmarks/bench_footprint.py``
-on the 2-core machine, and the pipeline's own ``results/benchmarks/*.tsv`` on the H100
-host, docs/scaling.md); ``tests/test_footprint.py`` measures each job again at small scale
-and holds the model within 25% of it.
+The coefficients come from peak RSS measured job by job (on the 2-core machine, as
+``tests/test_footprint.py`` runs each job, and ``benchmarks/load_memory.py`` step by step; in
+the pipeline on the H100 host, the peak each job's log ends with: docs/scaling.md).
+``tests/test_footprint.py`` measures each job again at small scale and holds the model within
+25% of it and of every committed H100 peak.
 """
 
 from __future__ import annotations
@@ -33,14 +37,18 @@ import math
 import os
 from dataclasses import dataclass
 
+from dynpr.hostmem import build_bytes
+
 #: The interpreter with NumPy, SciPy, pandas and dynpr imported (83 MiB measured on the 2-core machine).
 PROCESS_BYTES = 100 << 20
 #: Host memory of a CUDA context with CuPy and its kernels loaded (what the H100 run jobs held beyond the
 #: graph, its check and the batch: docs/scaling.md).
 CUDA_PROCESS_BYTES = 600 << 20
 #: Scratch per edge of a chunk while a prepared graph is checked (:func:`dynpr.validate.check_graph`):
-#: 32-34 measured at rmat-22 on the 2-core machine.
-CHECK_BYTES_PER_EDGE = 32
+#: 32-34 measured at rmat-22 on the 2-core machine and where each thread checks several chunks on the
+#: 16-core H100 host (rmat-24 to 26); 26 there where every chunk has a thread of its own (rmat-20:
+#: five chunks, one round of threads).
+CHECK_BYTES_PER_EDGE, CHECK_BYTES_PER_EDGE_ONE_ROUND = 32, 26
 #: Per vertex while a side of the graph is checked: its offsets' pages, their differences and the self-loop flags.
 CHECK_BYTES_PER_VERTEX = 17
 #: Edges per checked chunk (``dynpr.csr_checks``' ``_CHUNK``), and how many chunks' scratch the peak holds:
@@ -48,10 +56,14 @@ CHECK_BYTES_PER_VERTEX = 17
 #: peaked at 17 bytes per vertex plus 1.21-1.23 GB (the process and eight chunks' 1.07 GB) once the graph's
 #: pages were given back chunk by chunk; two on 2 cores.
 CHECK_CHUNK_EDGES, CHECK_CHUNKS_AT_PEAK = 1 << 22, min(8, os.cpu_count() or 1)
-#: Peak bytes per input edge of ``prepare`` by source: a SNAP or Matrix Market file, an R-MAT graph drawn
-#: on the host, one drawn on the GPU (which sends the CSR to the host group by group; 10.5 puts every
-#: GPU-drawn graph of docs/measurements/scale_pipeline*/ within 0.80-1.24 of its measured peak).
-PREPARE_BYTES_PER_EDGE = {"file": 40, "rmat-cpu": 28, "rmat-gpu": 10.5}
+#: Peak bytes per drawn edge of ``prepare`` for a generated graph: drawn on the host (one NumPy stream up
+#: to scale 22: 28 measured on the 2-core machine, 38 on the H100 host at rmat-20), or on the GPU (which
+#: sends the CSR to the host group by group; 10.5 puts every GPU-drawn graph of
+#: docs/measurements/scale_pipeline*/ within 0.79-1.24 of its measured peak).
+PREPARE_BYTES_PER_EDGE = {"rmat-cpu": 33, "rmat-gpu": 10.5}
+#: Per vertex while a random batch is sampled: the self-loop positions, those kept (every vertex has
+#: one), and the rank each is the first non-loop edge after with its ``arange`` (``random_batch``).
+SAMPLING_BYTES_PER_VERTEX = 32
 #: Scratch per edge of a random batch while it is drawn and written.
 BATCH_BYTES_PER_EDGE = 32
 #: The CPU engine's SciPy matrix (int32 indices and float64 values of the transpose) per edge, and its
@@ -73,8 +85,12 @@ def graph_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> i
 
 
 def check_bytes(num_vertices: int, num_edges: int) -> int:
-    """What checking a mapped graph holds besides the graph's own pages: the chunks being checked."""
-    return CHECK_BYTES_PER_EDGE * min(num_edges, CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES)
+    """What checking a mapped graph holds besides the graph's own pages: the chunks being checked
+    (fewer bytes each where one round of threads checks them all)."""
+    in_flight = CHECK_CHUNKS_AT_PEAK * CHECK_CHUNK_EDGES
+    if num_edges <= in_flight:
+        return CHECK_BYTES_PER_EDGE_ONE_ROUND * num_edges
+    return CHECK_BYTES_PER_EDGE * in_flight
 
 
 def checking_bytes(num_vertices: int, num_edges: int) -> int:
@@ -91,21 +107,26 @@ def load_bytes(num_vertices: int, num_edges: int, vertex_ids: bool = True) -> in
 
 
 def prepare_bytes(input_edges: int, num_vertices: int, num_edges: int, source: str, temporal_edges: int = 0) -> int:
-    """Peak of ``prepare``: parsing or generating, then the CSR and transpose (``source`` a key of
-    :data:`PREPARE_BYTES_PER_EDGE`); a temporal graph also keeps its time-ordered edge list."""
+    """Peak of ``prepare`` (``source``: ``"file"`` or a key of :data:`PREPARE_BYTES_PER_EDGE`): a file's
+    int64 id columns (and times) and the graph built from them, or a generated graph; a temporal graph
+    also keeps its time-ordered edge list."""
     process = PROCESS_BYTES + (CUDA_PROCESS_BYTES if source == "rmat-gpu" else 0)
-    work = math.ceil(PREPARE_BYTES_PER_EDGE[source] * input_edges)
+    if source == "file":
+        work = 8 * (3 if temporal_edges else 2) * input_edges + build_bytes(input_edges, num_vertices)
+    else:
+        work = math.ceil(PREPARE_BYTES_PER_EDGE[source] * input_edges)
     return process + max(work, graph_bytes(num_vertices, num_edges, source == "file")) + 16 * temporal_edges
 
 
 def random_batches_bytes(num_vertices: int, num_edges: int, batch_edges: int, vertex_ids: bool = True) -> int:
     """Peak of ``random_batches``: the graph's check (its pages given back chunk by chunk), then the
     sampling, which reads the out-CSR again (self-loop positions, deleted edges, insertion candidates'
-    rows; the transpose is not read again), keeps the self-loop positions, what the check's threads
-    left allocated (:func:`check_bytes`) and a batch's scratch."""
+    rows; the transpose is not read again), holds the self-loop positions and what is derived from
+    them (:data:`SAMPLING_BYTES_PER_VERTEX`), what the check's threads left allocated
+    (:func:`check_bytes`) and a batch's scratch."""
     n, m = num_vertices, num_edges
     out_csr = 8 * (n + 1) + 4 * m
-    sampling = out_csr + 8 * n + check_bytes(n, m) + BATCH_BYTES_PER_EDGE * batch_edges
+    sampling = out_csr + SAMPLING_BYTES_PER_VERTEX * n + check_bytes(n, m) + BATCH_BYTES_PER_EDGE * batch_edges
     return PROCESS_BYTES + max(checking_bytes(n, m), sampling)
 
 
@@ -145,7 +166,8 @@ def mem_mb(nbytes: int) -> int:
 class Counts:
     """What the model needs of a dataset, from the catalog alone: the edges ``prepare`` reads or draws,
     the prepared graph's vertices and edges (self-loops included; an upper bound where duplicates
-    are removed), the temporal edges, and the ``prepare`` source (a key of :data:`PREPARE_BYTES_PER_EDGE`)."""
+    are removed), the temporal edges, and the ``prepare`` source (``"file"`` or a key of
+    :data:`PREPARE_BYTES_PER_EDGE`)."""
 
     input_edges: int
     vertices: int

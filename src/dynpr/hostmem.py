@@ -1,5 +1,5 @@
-"""How much host memory there is, a check before allocating a graph-sized amount of it, and the
-process's peak resident memory (for benchmarks that report memory next to time)."""
+"""How much host memory there is, what building a graph needs of it, a check before allocating a
+graph-sized amount, and the process's peak resident memory (for logs and benchmarks)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ import os
 from pathlib import Path
 
 GIB = float(1 << 30)
+
+#: Host bytes per edge record and per vertex that :func:`dynpr.prepare.build_graph` allocates at its
+#: peak (the int64 keys and their sort, the CSR and its transpose with their scratch, the stats);
+#: ``tests/test_bounds.py`` measures both against this model.
+BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX = 80, 88
 
 
 def available_bytes() -> int:
@@ -23,6 +28,12 @@ def available_bytes() -> int:
     except OSError:
         pass
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def build_bytes(records: int, vertices: int) -> int:
+    """Peak host bytes of building a graph of ``vertices`` from ``records`` edge records (the model
+    :func:`dynpr.prepare.build_graph` and the readers check before allocating)."""
+    return BUILD_BYTES_PER_RECORD * records + BUILD_BYTES_PER_VERTEX * vertices
 
 
 def check_host_fits(needed: int, what: str = "graph") -> None:

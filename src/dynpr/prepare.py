@@ -20,8 +20,8 @@ from dynpr.atomic_files import sha256_file, write_text_atomic
 from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
-from dynpr.hostmem import check_host_fits
-from dynpr.readers import EdgeData, build_bytes, read_edges
+from dynpr.hostmem import build_bytes, check_host_fits
+from dynpr.readers import EdgeData, read_edges
 from dynpr.rmat import generation_backend, rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
 

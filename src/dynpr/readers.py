@@ -26,7 +26,7 @@ import pandas as pd
 
 from dynpr.errors import InputError, ParseError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE
-from dynpr.hostmem import check_host_fits
+from dynpr.hostmem import BUILD_BYTES_PER_RECORD, build_bytes, check_host_fits
 from dynpr.id_text import DigitsOnly, odd_id_byte
 from dynpr.tar_streams import archive_stem, check_member, open_tar_stream, tar_member_stream
 
@@ -140,16 +140,6 @@ def _find_bad_line(path: Path, ncols: int) -> tuple[int, str] | None:
 
 #: Bytes of text parsed per block of a SNAP file (whole lines): bounds the parser's scratch.
 TEXT_BLOCK_BYTES = 1 << 26
-#: Host bytes per edge record and per vertex that :func:`dynpr.prepare.build_graph` allocates at its
-#: peak (the int64 keys and their sort, the CSR and its transpose with their scratch, the stats);
-#: tests/test_memory_model.py measures both against this model.
-BUILD_BYTES_PER_RECORD = 80
-BUILD_BYTES_PER_VERTEX = 88
-def build_bytes(records: int, vertices: int) -> int:
-    """Peak host bytes of building a graph of ``vertices`` from ``records`` edge records (the model
-    :func:`dynpr.prepare.build_graph` and the readers check before allocating)."""
-    return BUILD_BYTES_PER_RECORD * records + BUILD_BYTES_PER_VERTEX * vertices
-
 
 def _text_blocks(fh, name: str, size: int | None = None):
     """Blocks of whole lines, about ``size`` bytes each (default :data:`TEXT_BLOCK_BYTES`), from a
