@@ -185,3 +185,30 @@ def test_layout_statistics_script(tmp_path):
     assert (four.edges_per_sub_row < one.edges_per_sub_row.to_numpy()).all()
     # hub-first ids put more of the edges' sources in the first segment than random ids
     assert four.first_segment_edge_share.iloc[0] > four.first_segment_edge_share.iloc[1]
+
+
+def test_gather_sectors_script(tmp_path):
+    import runpy
+
+    import pandas as pd
+
+    script = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gather_sectors.py"))
+    count = script["sectors_per_warp"]
+    consecutive = np.arange(64, dtype=np.int32)  # 32 float64 values fill 8 sectors
+    assert count(consecutive, 8) == 8 and count(consecutive, 4) == 4
+    assert count(consecutive * 4, 8) == 32  # one value per sector: no sharing
+    assert count(np.zeros(40, dtype=np.int32), 8) == 1  # the trailing 8 entries are left out
+    # a path with scrambled ids: RCM numbers it so that every edge joins consecutive ids
+    n = 64
+    path = np.random.default_rng(0).permutation(n).astype(np.int32)  # edges path[i] -> path[i + 1]
+    source_of = np.full(n, -1)
+    source_of[path[1:]] = path[:-1]
+    in_offsets = np.concatenate([[0], np.cumsum(source_of >= 0)]).astype(np.int64)
+    new_id = script["rcm_ids"](in_offsets, source_of[source_of >= 0].astype(np.int32))
+    assert sorted(new_id) == list(range(n))
+    assert (np.abs(np.diff(new_id[path])) == 1).all()
+    out = tmp_path / "sectors.csv"
+    script["main"](["--scales", "10", "--out", str(out)])
+    table = pd.read_csv(out)
+    assert list(table.order) == ["given", "hub", "rcm"]
+    assert ((table.sectors_per_32_float32 <= table.sectors_per_32_float64) & (table.sectors_per_32_float64 <= 32)).all()
