@@ -112,7 +112,7 @@ def test_scenarios_read_the_pipeline_batch_files(tmp_path):
 
 @pytest.mark.skipif(gpu_available(), reason="a GPU is present")
 @pytest.mark.parametrize("script", ["bench_gpu.py", "bench_class_bounds.py", "bench_scale.py", "bench_locality.py",
-                                    "load_memory.py"])
+                                    "bench_gather_wall.py", "load_memory.py"])
 def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(script):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)],
                           capture_output=True, text=True, timeout=120)
@@ -133,6 +133,26 @@ def test_gather_pass_sums_the_gathered_contributions():
     total, ms = gather_total(cupy.asarray(ids), cupy.asarray(contributions), repeats=2)
     assert total == pytest.approx(contributions[ids].sum(), rel=1e-12)
     assert ms > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("hot", [0, 1000, "most"])
+def test_gather_pass_with_a_hot_set_sums_what_the_plain_pass_sums(dtype, hot):
+    import cupy
+
+    from dynpr.bench import gather_total, max_hot
+
+    rng = np.random.default_rng(1)
+    contributions = rng.random(300_000).astype(dtype)
+    ids = rng.integers(0, contributions.size, 1_000_003).astype(np.int32)
+    ids[::7] = rng.integers(0, 50, ids[::7].size)  # sources the hot set holds, gathered often
+    hot = max_hot(dtype) if hot == "most" else hot
+    total, _ = gather_total(cupy.asarray(ids), cupy.asarray(contributions), hot=hot, block=1024)
+    assert total == pytest.approx(contributions[ids].astype(np.float64).sum(), rel=1e-12)
+    with pytest.raises(ValueError, match="shared memory holds"):
+        gather_total(cupy.asarray(ids), cupy.asarray(contributions), hot=max_hot(dtype) + 1)
 
 
 def test_kahn_cases_are_the_dags_the_report_graphs_and_the_bench_graphs(tmp_path):

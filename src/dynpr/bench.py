@@ -131,42 +131,56 @@ def copy_gbps(nbytes: int = 1 << 30, repeats: int = 20) -> float:
     return 2 * src.nbytes / statistics.median(times) / 1e9
 
 
-def gather_total(ids, contributions, *, repeats: int = 0):
-    """The sum of ``contributions[ids]`` by ``kernels/gather.cu`` (CuPy arrays), and with
-    ``repeats`` the median milliseconds of that many timed passes after a warm-up one."""
+def gather_total(ids, contributions, *, hot: int = 0, block: int | None = None, repeats: int = 0):
+    """The sum of ``contributions[ids]`` by ``kernels/gather.cu`` (CuPy arrays; float64 or float32
+    contributions, summed in float64), and with ``repeats`` the median milliseconds of that many timed
+    passes after a warm-up one. ``hot`` > 0: each block first copies the first ``hot`` contributions
+    into shared memory and gathers those there (at most :func:`max_hot`). ``block`` threads per block
+    (default :data:`dynpr.designs.BLOCK`), as many blocks as one wave keeps resident."""
     import cupy
 
     from dynpr.designs import BLOCK
     from dynpr.gpu import loader
 
-    kernel = loader.gather_kernel()
-    grid = cupy.cuda.Device().attributes["MultiProcessorCount"] * (2048 // BLOCK)  # one full wave
+    block = block or BLOCK
+    if hot > min(max_hot(contributions.dtype), contributions.size):
+        raise ValueError(f"hot {hot} exceeds the {contributions.size} contributions or the "
+                         f"{max_hot(contributions.dtype)} {contributions.dtype} values a block's shared memory holds")
+    kernel = loader.gather_kernel(contributions.dtype, hot > 0)
+    shared = hot * contributions.dtype.itemsize
+    attributes = cupy.cuda.Device().attributes
+    resident = 2048 // block
+    if shared:
+        kernel.max_dynamic_shared_size_bytes = shared
+        per_block = shared + attributes.get("ReservedSharedMemoryPerBlock", 0)
+        resident = max(1, min(resident, attributes["MaxSharedMemoryPerMultiprocessor"] // per_block))
+    grid = attributes["MultiProcessorCount"] * resident  # one full wave
     total = cupy.zeros(1, dtype=cupy.float64)
-    args = (ids, np.int64(ids.size), contributions, total)
-    kernel((grid,), (BLOCK,), args)  # also compiles and warms up
+    args = (ids, np.int64(ids.size), contributions, np.int32(hot), total)
+    kernel((grid,), (block,), args, shared_mem=shared)  # also compiles and warms up
     value = float(total[0])
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     times = []
     for _ in range(repeats):  # each adds to total again; only the time is kept
         start.record()
-        kernel((grid,), (BLOCK,), args)
+        kernel((grid,), (block,), args, shared_mem=shared)
         end.record()
         end.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, end))
     return value, (statistics.median(times) if times else None)
 
 
-def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
-    """Milliseconds of one pass that only sums ``C[u]`` over every in-edge (median of ``repeats``).
+def max_hot(dtype) -> int:
+    """The most ``dtype`` contributions one block of :func:`gather_total` can hold in shared memory."""
+    import cupy
 
-    The memory traffic no pull iteration can avoid: ``sources`` streamed once and one
-    float64 gathered per edge, with no per-vertex work and perfect load balance
-    (:func:`gather_total`). The ids are first renamed hub-first (descending in-degree),
-    as the default engine relabels large graphs (:class:`dynpr.gpu.classes.Relabel`), so
-    the gathers hit the L2 as often as Static's. A gathered double costs a 32-byte sector
-    on a miss, which the bytes model (:data:`MODEL`) does not count: this pass is the
-    ceiling for its ``bandwidth_share``, measured instead of assumed. Needs CuPy arrays.
-    """
+    attributes = cupy.cuda.Device().attributes
+    return attributes.get("MaxSharedMemoryPerBlockOptin", 48 << 10) // np.dtype(dtype).itemsize
+
+
+def hub_first_sources(in_offsets, sources):
+    """``sources`` renamed hub-first (descending in-degree, :func:`dynpr.gpu.classes.hub_first_order`),
+    as the default engine relabels large graphs (CuPy arrays)."""
     import cupy
 
     from dynpr.gpu.classes import hub_first_order
@@ -174,9 +188,23 @@ def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
     n = len(in_offsets) - 1
     new_id = cupy.empty(n, dtype=cupy.int32)
     new_id[hub_first_order(in_offsets)] = cupy.arange(n, dtype=cupy.int32)
-    renamed = new_id[sources]
-    del new_id
-    return gather_total(renamed, cupy.full(n, 1.0 / n), repeats=repeats)[1]
+    return new_id[sources]
+
+
+def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
+    """Milliseconds of one pass that only sums ``C[u]`` over every in-edge (median of ``repeats``).
+
+    The memory traffic no pull iteration can avoid: ``sources`` streamed once and one
+    float64 gathered per edge, with no per-vertex work and perfect load balance
+    (:func:`gather_total`). The ids are first renamed hub-first (:func:`hub_first_sources`),
+    so the gathers hit the L2 as often as Static's. A gathered double costs a 32-byte sector
+    on a miss, which the bytes model (:data:`MODEL`) does not count: this pass is the
+    ceiling for its ``bandwidth_share``, measured instead of assumed. Needs CuPy arrays.
+    """
+    import cupy
+
+    n = len(in_offsets) - 1
+    return gather_total(hub_first_sources(in_offsets, sources), cupy.full(n, 1.0 / n), repeats=repeats)[1]
 
 
 @dataclass(frozen=True)

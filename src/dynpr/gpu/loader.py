@@ -259,9 +259,15 @@ def dt_reachable_kernel():
     return module("dt_bfs.cu", (), ("dt_reachable",), True)["dt_reachable"]
 
 
-def gather_kernel():
-    """``gather_sum`` from ``kernels/gather.cu``, the pull iteration's yardstick (:func:`dynpr.bench.gather_ms`)."""
-    return module("gather.cu", (), ("gather_sum",))["gather_sum"]
+#: ``gather_sum`` of ``kernels/gather.cu`` by (contributions' dtype, hot set in shared memory).
+GATHER_TEMPLATES = {(dtype, hot): f"gather_sum<{ctype},{_bools(hot)}>"
+                    for dtype, ctype in (("float64", "double"), ("float32", "float")) for hot in (False, True)}
+
+
+def gather_kernel(dtype: str = "float64", hot: bool = False):
+    """``gather_sum`` from ``kernels/gather.cu``, the pull iteration's yardstick (:func:`dynpr.bench.gather_ms`),
+    gathering ``dtype`` contributions, with ``hot`` the first ones from shared memory."""
+    return module("gather.cu", tuple(GATHER_TEMPLATES.values()), ())[GATHER_TEMPLATES[str(dtype), hot]]
 
 
 def kahn_persistent_kernel():
