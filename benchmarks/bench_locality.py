@@ -12,7 +12,10 @@ the GPU where it comes from the counter stream, kept resident) is run with
 - ``segmented``: :mod:`dynpr.gpu.locality` for each ``--shares`` (a segment's contributions
   take that share of the device's L2) and ``--orders`` (``hub``: the default's hub-first ids,
   ``given``: the ids as generated); the layout is built once per graph (``layout_ms``, not in
-  ``time_ms``, whose ``partition_ms`` maps the starting ranks into the layout's ids).
+  ``time_ms``, whose ``partition_ms`` maps the starting ranks into the layout's ids);
+- ``blocking_c32`` and ``blocking_c64``: :mod:`dynpr.gpu.blocking` storing float32 or float64
+  contributions (``--blocking``) for each of ``--bin-widths``, the layout built once per graph
+  (``layout_ms``); ``expand_ms`` and ``accumulate_ms`` time each kernel of an iteration alone.
 
 Each of ``--datasets`` (catalog graphs read as ``benchmarks/bench_gpu.py`` reads them, kept on the
 host) gets the default's and ``--variants``' rows alone: the graphs of the bench that must not get
@@ -33,6 +36,7 @@ prints a table last.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import itertools
 import statistics
@@ -45,6 +49,7 @@ from dynpr.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch
 from dynpr.bench import gather_ms, require_gpu, run_script
+from dynpr.blocking import blocking_device_bytes
 from dynpr.designs import VARIANTS
 from dynpr.locality import ORDERS, SHORT_EDGES, layout_device_bytes
 from dynpr.pagerank import l1_error, reference, static, update
@@ -55,7 +60,8 @@ from dynpr.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("device", "git_commit", "graph", "n", "m", "variant", "approach", "batch_fraction", "order", "l2_share",
-           "short_edges", "segment_width", "segments", "sub_rows", "edges_per_sub_row", "layout_ms", "time_ms",
+           "short_edges", "segment_width", "segments", "sub_rows", "edges_per_sub_row", "bin_width", "tile_edges",
+           "bins", "tiles", "expand_ms", "accumulate_ms", "layout_ms", "time_ms",
            "partition_ms", "ms_per_iteration", "speedup_vs_default", "iterations", "iterations_delta", "converged",
            "l1_vs_reference", "l1_ratio", "l1_vs_default", "peak_pool_bytes", "layout_bytes_model")
 
@@ -121,11 +127,29 @@ def bench_dataset(name: str, args, pool, common: dict, log=print) -> list[dict]:
     return rows
 
 
+def layout_row(base: dict, against: tuple, variant: str, layout_ms: float, run, repeats: int, pool, log,
+               **columns) -> dict:
+    """Static on a prepared layout (``run()``), timed, against the default's Static: ``against`` is its
+    (time_ms, result, L1 to the reference) and the reference."""
+    default_ms, default, default_l1, ref = against
+    ms, partition, result = timed_runs(run, repeats)
+    l1 = l1_error(result.ranks, ref)
+    row = {**base, "variant": variant, "approach": "static", **columns, "layout_ms": layout_ms, "time_ms": ms,
+           "partition_ms": partition, "ms_per_iteration": ms / result.iterations,
+           "speedup_vs_default": default_ms / ms, "iterations": result.iterations,
+           "iterations_delta": result.iterations - default.iterations, "converged": result.converged,
+           "l1_vs_reference": l1, "l1_ratio": l1 / default_l1 if default_l1 else float("nan"),
+           "l1_vs_default": l1_error(result.ranks, default.ranks), "peak_pool_bytes": pool.peak}
+    log(f"{base['graph']} {variant}: layout {layout_ms:.1f} ms, Static {ms:.2f} ms, {result.iterations} iterations "
+        f"({row['iterations_delta']:+d}), L1 ratio {row['l1_ratio']:.4f}")
+    return row
+
+
 def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
     """Every row of one R-MAT scale."""
     import cupy
 
-    from dynpr.gpu import locality
+    from dynpr.gpu import blocking, locality
 
     name = f"rmat-{scale}"
     graph = rmat_graph(scale, 16, seed=args.seed, resident=True)
@@ -140,26 +164,30 @@ def bench_graph(scale: int, args, pool, common: dict, log=print) -> list[dict]:
     rows.append({**base, "variant": "gather_only", "approach": "gather", "time_ms": gather, "ms_per_iteration": gather,
                  "peak_pool_bytes": pool.peak})
 
+    against = (default_ms, default, default_l1, ref)
     for order, short_edges, share in itertools.product(args.orders, args.short_edges, args.shares):
         pool.reset()
         dl = locality.prepare(graph, l2_share=share, order=order, short_edges=short_edges)
-        ms, partition, result = timed_runs(lambda: locality.pagerank("static", graph, layout=dl), args.repeats)
-        l1 = l1_error(result.ranks, ref)
-        rows.append({**base, "variant": "segmented", "approach": "static", "order": order, "l2_share": share,
-                     "short_edges": short_edges, "segment_width": dl.layout.width, "segments": dl.segments,
-                     "sub_rows": dl.sub_rows,
-                     "edges_per_sub_row": m / dl.sub_rows, "layout_ms": dl.layout_ms, "time_ms": ms,
-                     "partition_ms": partition, "ms_per_iteration": ms / result.iterations,
-                     "speedup_vs_default": default_ms / ms, "iterations": result.iterations,
-                     "iterations_delta": result.iterations - default.iterations, "converged": result.converged,
-                     "l1_vs_reference": l1, "l1_ratio": l1 / default_l1 if default_l1 else float("nan"),
-                     "l1_vs_default": l1_error(result.ranks, default.ranks), "peak_pool_bytes": pool.peak,
-                     "layout_bytes_model": layout_device_bytes(n, m, dl.segments, dl.sub_rows, short_edges)})
-        log(f"{name} segmented {order} share {share:g} short {short_edges}: {dl.segments} segments, "
-            f"{dl.sub_rows} sub-rows, layout {dl.layout_ms:.1f} ms, Static {ms:.2f} ms, {result.iterations} iterations")
-        del dl, result
+        rows.append(layout_row(base, against, "segmented", dl.layout_ms,
+                               functools.partial(locality.pagerank, "static", graph, layout=dl), args.repeats, pool, log,
+                               order=order, l2_share=share, short_edges=short_edges, segment_width=dl.layout.width,
+                               segments=dl.segments, sub_rows=dl.sub_rows, edges_per_sub_row=m / dl.sub_rows,
+                               layout_bytes_model=layout_device_bytes(n, m, dl.segments, dl.sub_rows, short_edges)))
+        del dl
         gc.collect()
-    del graph, default, ref
+    for dtype, bin_width in itertools.product(args.blocking, args.bin_widths):
+        pool.reset()
+        db = blocking.prepare(graph, dtype=dtype, bin_width=bin_width)
+        lay = db.layout
+        phases = blocking.BlockedLoop(db, PageRankOptions()).phase_ms(args.repeats)
+        rows.append(layout_row(base, against, f"blocking_{'c32' if dtype == 'float32' else 'c64'}", db.layout_ms,
+                               functools.partial(blocking.pagerank, "static", graph, layout=db), args.repeats, pool,
+                               log, **phases, bin_width=lay.bin_width,
+                               tile_edges=lay.tile_edges, bins=lay.bins, tiles=lay.tiles,
+                               layout_bytes_model=blocking_device_bytes(n, m, lay.bin_width, lay.tile_edges, dtype)))
+        del db, lay
+        gc.collect()
+    del graph, default, ref, against
     gc.collect()
     cupy.get_default_memory_pool().free_all_blocks()
     return rows
@@ -178,6 +206,11 @@ def main(argv=None) -> None:
     parser.add_argument("--orders", nargs="+", choices=ORDERS, default=["hub"])
     parser.add_argument("--short-edges", type=int, nargs="+", default=[SHORT_EDGES],
                         help="sub-rows of more edges are summed by a warp per piece, shorter ones by a thread")
+    parser.add_argument("--blocking", nargs="*", choices=["float32", "float64"], default=["float32", "float64"],
+                        help="propagation blocking's stored contributions, a row each (none: no such rows)")
+    parser.add_argument("--bin-widths", type=int, nargs="+", default=[None],
+                        help="propagation blocking's destinations per bin, a row each (default: by the graph's "
+                             "size, dynpr.blocking.bin_width_for)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1, help="R-MAT seed (the catalog's rmat-S use 1)")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "locality.csv")
@@ -195,7 +228,8 @@ def main(argv=None) -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         table = pd.DataFrame(rows, columns=COLUMNS)
         write_csv_atomic(table, args.out)  # after every graph: a later one running out of time keeps these
-    shown = table[["graph", "variant", "approach", "order", "l2_share", "segments", "edges_per_sub_row", "layout_ms",
+    shown = table[["graph", "variant", "approach", "order", "l2_share", "segments", "edges_per_sub_row",
+                   "bin_width", "expand_ms", "accumulate_ms", "layout_ms",
                    "time_ms", "ms_per_iteration", "speedup_vs_default", "iterations_delta", "l1_ratio",
                    "peak_pool_bytes"]].copy()
     shown["peak_pool_gib"] = shown.pop("peak_pool_bytes") / 2**30

@@ -140,7 +140,8 @@ def test_bench_locality_writes_its_rows(tmp_path):
 
     table = pd.read_csv(out)
     engine = ["classes"] * 3 + ["classes_c32"] * 3  # Static, ND and DF each
-    assert list(table.variant) == engine + engine + ["gather_only", "segmented", "segmented"]
+    blocked = ["blocking_c32", "blocking_c64"]
+    assert list(table.variant) == engine + engine + ["gather_only", "segmented", "segmented"] + blocked
     assert list(table.graph.unique()) == ["CollegeMsg", "rmat-12"]
     rows = table[table.variant.str.startswith("classes")]
     assert list(rows.approach) == ["static", "nd", "df"] * 4 and (rows.time_ms > 0).all()
@@ -150,6 +151,10 @@ def test_bench_locality_writes_its_rows(tmp_path):
     segmented = table[table.variant == "segmented"]
     assert (segmented.segments > 1).all() and (segmented.iterations_delta == 0).all()
     assert (segmented.l1_ratio.between(0.99, 1.01)).all() and (table.time_ms > 0).all()
+    rows = table[table.variant.str.startswith("blocking")]
+    assert (rows.layout_bytes_model > 0).all() and (rows.expand_ms > 0).all() and (rows.accumulate_ms > 0).all()
+    float64 = rows[rows.variant == "blocking_c64"]
+    assert (float64.iterations_delta == 0).all() and float64.l1_ratio.between(0.99, 1.01).all()
 
 
 @pytest.mark.parametrize("name", ("rmat14", "hubs"))

@@ -6,7 +6,8 @@ on the device, after the default's hub-first relabelling unless ``order="given"`
 segment's sub-rows into an accumulator and one that adds up the pieces of its long sub-rows,
 then a finishing launch whose last block ends the iteration on the device. Iterations are
 replayed from CUDA graphs with one host read per replay, as the default's are
-(:mod:`dynpr.gpu.iterations`). The host twin is :func:`dynpr.locality.static_segmented`;
+(:mod:`dynpr.gpu.iterations`), by :class:`LayoutLoop`, which propagation blocking
+(:mod:`dynpr.gpu.blocking`) shares. The host twin is :func:`dynpr.locality.static_segmented`;
 the device memory is :func:`dynpr.locality.layout_device_bytes`; the designs and their traffic:
 docs/locality.md.
 """
@@ -32,13 +33,13 @@ from dynpr.locality import (DEFAULT_L2_SHARE, ORDERS, PIECE_EDGES, SHORT_EDGES, 
                             layout_device_bytes, num_segments, segment_width)
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
-KERNELS = ("segment_gather", "segment_long_rows", "segmented_finish")
+KERNELS = ("segment_gather", "segment_long_rows", "segmented_finish", "blocking_expand", "blocking_accumulate")
 WARPS = BLOCK // 32
 
 
-def kernels():
-    """The kernels of ``kernels/locality.cu``."""
-    return loader.module("locality.cu", (), KERNELS)
+def kernels(contribution: str = "float64"):
+    """The kernels of ``kernels/locality.cu``, storing contributions as ``contribution``."""
+    return loader.module("locality.cu", (), KERNELS, contribution=contribution)
 
 
 @dataclass(frozen=True)
@@ -152,23 +153,70 @@ def _build(cupy, g: DeviceGraph, width: int, order: str, short_edges: int = SHOR
     return DeviceLayout(layout, order, new_id, inv_degree, launches, (time.perf_counter() - t0) * 1e3)
 
 
-class SegmentedLoop:
-    """Buffers and launches of one solve on a :class:`DeviceLayout` (allocated untimed)."""
+class LayoutLoop:
+    """What a solve on a prepared layout keeps besides the layout: ranks and stored contributions (two
+    of each, contributions as ``contribution``), the largest change and the loop state; the subclass
+    launches an iteration (:meth:`iteration`). ``new_id`` renames the graph's ids into the layout's
+    (None: the same ids); ``inv_degree`` is 1/d in the layout's ids."""
 
-    def __init__(self, dl: DeviceLayout, options: PageRankOptions):
+    def __init__(self, n: int, new_id, inv_degree, options: PageRankOptions, contribution: str = "float64"):
         cupy = loader.require_cupy()
-        self.cupy, self.dl, self.options, self.kernels = cupy, dl, options, kernels()
-        n = dl.layout.n
+        self.cupy, self.n, self.new_id, self.inv_degree, self.options = cupy, n, new_id, inv_degree, options
         self.ranks = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)]
-        self.contrib = [cupy.empty(n, dtype=cupy.float64) for _ in range(2)]
-        self.acc = cupy.zeros(n, dtype=cupy.float64)
-        self.partial = cupy.zeros(max(1, int(dl.layout.piece_row.size)), dtype=cupy.float64)
+        self.contrib = [cupy.empty(n, dtype=contribution) for _ in range(2)]
         self.delta = cupy.zeros(1, dtype=cupy.float64)
         self.state = cupy.zeros(ITERATION_STATE.words, dtype=cupy.int32)  # kernels/layouts.cuh, IterationState
         self.done = self.state[ITERATION_STATE.span("done")]
 
     def iteration(self, j: int) -> None:
         """Launch iteration j: it reads buffer j % 2 and writes the other one."""
+        raise NotImplementedError
+
+    def run(self, start) -> EngineRun:
+        """Solve from ``start`` (ranks in the graph's ids, host or device); ranks come back in them."""
+        cupy, new_id = self.cupy, self.new_id
+        start = upload(start, np.float64)
+        cupy.cuda.Device().synchronize()  # allocations ran on the legacy stream (see IterationLoop.run)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            stream.begin_capture()
+            for j in range(GRAPH_ITERATIONS):
+                self.iteration(j)
+            replay = stream.end_capture()
+            events = [cupy.cuda.Event() for _ in range(4)]
+            loader.pagerank_kernels()["hold"]((1,), (1,), (np.int64(HOLD_US * 1000),))
+            events[0].record()
+            if new_id is None:
+                self.ranks[0][...] = start
+            else:
+                self.ranks[0][new_id] = start
+            cupy.multiply(self.ranks[0], self.inv_degree, out=self.contrib[0], casting="same_kind")
+            events[1].record()
+            events[2] = events[1]  # no marking
+            while True:
+                replay.launch(stream)
+                if int(self.done[0]):
+                    break
+            state = self.state.get()
+            iterations = int(state[ITERATION_STATE.index("iterations")])
+            final = self.ranks[iterations % 2]
+            final = final[new_id] if new_id is not None else final.copy()
+            events[3].record()
+            events[3].synchronize()
+        return EngineRun(final, iterations, bool(state[ITERATION_STATE.index("converged")]), phase_times(cupy, events),
+                         self.n)
+
+
+class SegmentedLoop(LayoutLoop):
+    """Buffers and launches of one solve on a :class:`DeviceLayout` (allocated untimed)."""
+
+    def __init__(self, dl: DeviceLayout, options: PageRankOptions):
+        super().__init__(dl.layout.n, dl.new_id, dl.inv_degree, options)
+        self.dl, self.kernels = dl, kernels()
+        self.acc = self.cupy.zeros(dl.layout.n, dtype=self.cupy.float64)
+        self.partial = self.cupy.zeros(max(1, int(dl.layout.piece_row.size)), dtype=self.cupy.float64)
+
+    def iteration(self, j: int) -> None:
         a, b = j % 2, 1 - j % 2
         k, lay, o = self.kernels, self.dl.layout, self.options
         for s in self.dl.launches:
@@ -184,43 +232,9 @@ class SegmentedLoop:
                     np.int64(s.long_count), self.acc, self.state))
         n = lay.n
         k["segmented_finish"](grid_for(n), (BLOCK,), (
-            np.int32(n), self.acc, self.dl.inv_degree, self.ranks[a], self.ranks[b], self.contrib[b],
+            np.int32(n), self.acc, self.inv_degree, self.ranks[a], self.ranks[b], self.contrib[b],
             np.float64((1.0 - o.alpha) / n), np.float64(o.alpha), self.delta, self.state, np.float64(o.tolerance),
             np.int32(o.max_iterations)))
-
-    def run(self, start) -> EngineRun:
-        """Solve from ``start`` (ranks in the graph's ids, host or device); ranks come back in them."""
-        cupy, dl = self.cupy, self.dl
-        start = upload(start, np.float64)
-        cupy.cuda.Device().synchronize()  # allocations ran on the legacy stream (see IterationLoop.run)
-        stream = cupy.cuda.Stream(non_blocking=True)
-        with stream:
-            stream.begin_capture()
-            for j in range(GRAPH_ITERATIONS):
-                self.iteration(j)
-            replay = stream.end_capture()
-            events = [cupy.cuda.Event() for _ in range(4)]
-            loader.pagerank_kernels()["hold"]((1,), (1,), (np.int64(HOLD_US * 1000),))
-            events[0].record()
-            if dl.new_id is None:
-                self.ranks[0][...] = start
-            else:
-                self.ranks[0][dl.new_id] = start
-            cupy.multiply(self.ranks[0], dl.inv_degree, out=self.contrib[0])
-            events[1].record()
-            events[2] = events[1]  # no marking
-            while True:
-                replay.launch(stream)
-                if int(self.done[0]):
-                    break
-            state = self.state.get()
-            iterations = int(state[ITERATION_STATE.index("iterations")])
-            final = self.ranks[iterations % 2]
-            final = final[dl.new_id] if dl.new_id is not None else final.copy()
-            events[3].record()
-            events[3].synchronize()
-        return EngineRun(final, iterations, bool(state[ITERATION_STATE.index("converged")]), phase_times(cupy, events),
-                         dl.layout.n)
 
 
 def solve(dl: DeviceLayout, options: PageRankOptions | None = None, start=None) -> EngineRun:

@@ -1,3 +1,5 @@
+// Layouts whose per-edge traffic stays in the L2 or in shared memory (issue 35).
+//
 // CSR segmenting (dynpr.locality, dynpr.gpu.locality): a Static / ND
 // iteration over segments of source ids whose contributions fit the L2. Per
 // segment one launch sums its sub-rows into the accumulator acc (a thread per
@@ -7,11 +9,19 @@
 // contributions, zeroes it, and its last block ends the iteration. Each
 // destination appears at most once per segment and segments run one after
 // another, so no addition is atomic and the sums are the same every run.
+//
+// Propagation blocking (dynpr.blocking, dynpr.gpu.blocking): blocking_expand
+// writes every out-edge's contribution into its tile's bin order through
+// shared memory, blocking_accumulate adds each bin's runs into a fixed-point
+// accumulator in shared memory (the same sums every run) and finishes the
+// bin's vertices; its last block ends the iteration.
+//
 // Every kernel returns at once once the state's done flag is set.
 #include "common.cuh"
 #include "layouts.cuh"
 #include "rank_vertex.cuh"
 
+using dynpr::Contribution;
 using dynpr::IterationState;
 using dynpr::kBlock;
 using dynpr::kWarps;
@@ -23,7 +33,7 @@ using dynpr::kWarps;
 extern "C" __global__ void __launch_bounds__(kBlock) segment_gather(
     const int* __restrict__ rows, const long long* __restrict__ row_offsets, const int* __restrict__ sources,
     const int* __restrict__ long_rows, const long long* __restrict__ piece_first, const int* __restrict__ piece_row,
-    const double* __restrict__ C, long long first_row, long long row_count, long long first_piece,
+    const Contribution* __restrict__ C, long long first_row, long long row_count, long long first_piece,
     long long piece_count, long long short_blocks, long long short_edges, long long piece_edges,
     double* __restrict__ acc, double* __restrict__ partial, const IterationState* state) {
   if (state->done) return;
@@ -65,11 +75,24 @@ extern "C" __global__ void __launch_bounds__(kBlock) segment_long_rows(
   acc[rows[long_rows[first_long + j]]] += c;
 }
 
-// Rnew = c0 + alpha * acc, Cnew = Rnew / d, acc = 0; the largest change goes
-// to *delta, and the launch's last block counts the iteration and sets done
-// at a change <= tau or at max_iterations (then clears delta and the ticket).
+// Called by thread 0 of every block once its largest change is folded into
+// *delta: the launch's last block counts the iteration and sets done at a
+// change <= tau or at max_iterations, then clears delta and the ticket.
+__device__ __forceinline__ void end_iteration(double* delta, IterationState* state, double tau, int max_iterations) {
+  __threadfence();  // the change is visible before the ticket is taken
+  if (atomicAdd(&state->ticket, 1u) != gridDim.x - 1) return;
+  __threadfence();
+  const double largest = *reinterpret_cast<volatile double*>(delta);
+  *delta = 0.0;
+  state->ticket = 0;
+  state->iterations += 1;
+  state->converged = largest <= tau;
+  if (state->converged || state->iterations >= max_iterations) state->done = 1;
+}
+
+// Rnew = c0 + alpha * acc, Cnew = Rnew / d, acc = 0; the largest change ends the iteration (end_iteration).
 extern "C" __global__ void __launch_bounds__(kBlock) segmented_finish(
-    int n, double* acc, const double* inv_degree, const double* R, double* Rnew, double* Cnew, double c0,
+    int n, double* acc, const double* inv_degree, const double* R, double* Rnew, Contribution* Cnew, double c0,
     double alpha, double* delta, IterationState* state, double tau, int max_iterations) {
   if (state->done) return;
   const int v = blockIdx.x * kBlock + threadIdx.x;
@@ -81,20 +104,171 @@ extern "C" __global__ void __launch_bounds__(kBlock) segmented_finish(
                                                       0.0, 0.0, Cnew);
   }
   change = dynpr::block_max(change);
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
-    __threadfence();  // the change is visible before the ticket is taken
-    last = atomicAdd(&state->ticket, 1u) == gridDim.x - 1;
+  if (threadIdx.x != 0) return;
+  if (change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+  end_iteration(delta, state, tau, max_iterations);
+}
+
+// Blocks of up to kBlockingThreads threads: the expand and accumulate kernels
+// run one block per multiprocessor, their shared memory nearly all its own.
+constexpr int kBlockingThreads = 1024;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr long long kNoRowEnd = 0x7fffffffffffffffLL;  // past the last row
+constexpr int kAhead = 8;  // steps of 32 edges whose loads a warp issues before using them
+
+// A block per tile of tile_edges out-edges (in source order): each edge's
+// contribution C[u] goes to shared memory at its position in the tile's bin
+// order, then the tile is stored whole, so the scattered writes stay in shared
+// memory and the global ones are coalesced. A warp walks its share of the
+// tile 32 edges at a time, finding each edge's source among a window of 32
+// row ends (every vertex has an out-edge, its self-loop, so 32 rows hold at
+// least 32 edges).
+extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_expand(
+    int n, const long long* __restrict__ out_offsets, const int* __restrict__ tile_source,
+    const unsigned short* __restrict__ position, const Contribution* __restrict__ C, long long m, int tile_edges,
+    Contribution* __restrict__ stored, const IterationState* state) {
+  if (state->done) return;
+  extern __shared__ unsigned char shared_bytes[];
+  Contribution* staged = reinterpret_cast<Contribution*>(shared_bytes);
+  const long long first = static_cast<long long>(blockIdx.x) * tile_edges;
+  const int count = static_cast<int>(min(static_cast<long long>(tile_edges), m - first));
+  const int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int share = (count + warps - 1) / warps;
+  const long long begin = first + static_cast<long long>(warp) * share;
+  const long long end = min(first + count, begin + share);
+  if (begin < end) {
+    int lo = tile_source[blockIdx.x], hi = tile_source[blockIdx.x + 1];
+    while (lo < hi) {  // the source of edge begin: the last row starting at or before it
+      const int mid = (lo + hi + 1) >> 1;
+      if (out_offsets[mid] <= begin) lo = mid;
+      else hi = mid - 1;
+    }
+    // A window of 32 rows from `window`: lane j holds the end of row window + j, and `last` the
+    // window's end. A step's edges all lie before `last` (edge base lies at or before it), so their
+    // rows are window + (row ends at or before the edge); the window moves on when a step would
+    // pass its end, once per 32 rows, not a load chained to every step.
+    int window = lo;
+    long long row_end = window + 1 + lane <= n ? out_offsets[window + 1 + lane] : kNoRowEnd;
+    long long last = __shfl_sync(kFullMask, row_end, 31);
+    for (long long chunk = begin; chunk < end; chunk += 32 * kAhead) {
+      unsigned short place[kAhead];  // positions loaded kAhead steps ahead: loads in flight, not a chain
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        const long long e = chunk + 32 * s + lane;
+        place[s] = e < end ? position[e] : 0;
+      }
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        const long long base = chunk + 32 * s;
+        if (base >= end) break;  // uniform over the warp
+        if (base + 31 >= last) {  // move the window to the row of edge base
+          window += __popc(__ballot_sync(kFullMask, row_end <= base));
+          row_end = window + 1 + lane <= n ? out_offsets[window + 1 + lane] : kNoRowEnd;
+          last = __shfl_sync(kFullMask, row_end, 31);
+        }
+        const long long e = base + lane;
+        int k = 0;  // rows of the window ending at or before e
+        for (int step = 16; step > 0; step >>= 1) {
+          if (__shfl_sync(kFullMask, row_end, k + step - 1) <= e) k += step;
+        }
+        if (e < end) staged[place[s]] = C[window + k];
+      }
+    }
   }
   __syncthreads();
-  if (last && threadIdx.x == 0) {
-    __threadfence();
-    const double largest = *reinterpret_cast<volatile double*>(delta);
-    *delta = 0.0;
-    state->ticket = 0;
-    state->iterations += 1;
-    state->converged = largest <= tau;
-    if (state->converged || state->iterations >= max_iterations) state->done = 1;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) stored[first + i] = staged[i];
+}
+
+// The bins' accumulators add 64-bit integers in units of 2^-61: a bin's sum
+// is at most the ranks' sum (1), so there is room for 8; each contribution
+// rounds by 2^-62 at most (m * 2^-62 in L1 per iteration, far below the
+// ranks' own rounding), and integer additions give the same sum in any order,
+// where double atomics would not (measured as fast: docs/locality.md).
+constexpr double kFixedOne = 2305843009213693952.0;  // 2^61
+
+// A block per bin of bin_width destinations: its accumulator in shared memory
+// takes the bin's run of every tile (a warp per `group` <= 32 tiles at a
+// time, its lanes over the runs' entries; small groups where tiles are few
+// keep the warps' shares even), then the bin's vertices are finished as
+// segmented_finish finishes them and the last block ends the iteration.
+// The accumulator is fixed point (kFixedOne). A warp's lanes that add to one
+// destination combine first (R-MAT's hubs take a large share of their bin).
+extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_accumulate(
+    int n, const Contribution* __restrict__ stored, const unsigned short* __restrict__ local_target,
+    const unsigned short* __restrict__ run_start, const unsigned short* __restrict__ run_length, int tiles,
+    int group, int tile_edges, int bin_width, const double* __restrict__ inv_degree, const double* __restrict__ R,
+    double* __restrict__ Rnew, Contribution* __restrict__ Cnew, double c0, double alpha, double* delta,
+    IterationState* state, double tau, int max_iterations) {
+  if (state->done) return;
+  extern __shared__ unsigned long long acc[];
+  __shared__ unsigned long long scratch[kBlockingThreads];  // a value per lane, for lanes sharing a destination
+  const int first_vertex = blockIdx.x * bin_width;
+  const int width = min(bin_width, n - first_vertex);
+  for (int i = threadIdx.x; i < width; i += blockDim.x) acc[i] = 0;
+  __syncthreads();
+  const int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const long long runs = static_cast<long long>(blockIdx.x) * tiles;
+  for (int t0 = warp * group; t0 < tiles; t0 += warps * group) {
+    const int t = t0 + lane;
+    int start = 0, length = 0;
+    if (lane < group && t < tiles) {
+      start = run_start[runs + t];
+      length = run_length[runs + t];
+    }
+    int run_end = length;  // inclusive scan of the 32 runs' lengths
+    for (int step = 1; step < 32; step <<= 1) {
+      const int before = __shfl_up_sync(kFullMask, run_end, step);
+      if (lane >= step) run_end += before;
+    }
+    const int total = __shfl_sync(kFullMask, run_end, 31);
+    for (int p0 = 0; p0 < total; p0 += 32 * kAhead) {
+      long long at[kAhead];  // kAhead entries per lane located first, then loaded together
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        const int p = p0 + 32 * s + lane;
+        int j = 0;  // the run holding entry p: the first whose end exceeds p
+        for (int step = 16; step > 0; step >>= 1) {
+          if (__shfl_sync(kFullMask, run_end, j + step - 1) <= p) j += step;
+        }
+        const int run_first = __shfl_sync(kFullMask, run_end - length, j);
+        const int run_offset = __shfl_sync(kFullMask, start, j);
+        at[s] = p < total ? static_cast<long long>(t0 + j) * tile_edges + run_offset + (p - run_first) : -1;
+      }
+      double value[kAhead];
+      unsigned short target[kAhead];
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        value[s] = at[s] >= 0 ? static_cast<double>(stored[at[s]]) : 0.0;
+        target[s] = at[s] >= 0 ? local_target[at[s]] : 0;
+      }
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        // Lanes adding to the same destination (a hub's in-edges) are summed by the lowest of them,
+        // in lane order, for one atomic: otherwise they serialize on its address.
+        const unsigned active = __ballot_sync(kFullMask, at[s] >= 0);
+        if (at[s] < 0) continue;
+        const unsigned peers = __match_any_sync(active, target[s]);
+        scratch[threadIdx.x] = static_cast<unsigned long long>(__double2ll_rn(value[s] * kFixedOne));
+        __syncwarp(active);
+        if (lane == __ffs(peers) - 1) {
+          unsigned long long sum = 0;
+          for (unsigned rest = peers; rest; rest &= rest - 1) sum += scratch[(threadIdx.x & ~31) + __ffs(rest) - 1];
+          atomicAdd(&acc[target[s]], sum);
+        }
+        __syncwarp(active);
+      }
+    }
   }
+  __syncthreads();
+  double change = 0.0;
+  for (int i = threadIdx.x; i < width; i += blockDim.x) {
+    const int v = first_vertex + i;
+    const double sum = static_cast<double>(acc[i]) / kFixedOne;
+    change = fmax(change, dynpr::finish_vertex<false, false, true>(v, sum, R[v], inv_degree[v], Rnew, nullptr, nullptr,
+                                                                   c0, alpha, 0.0, 0.0, Cnew));
+  }
+  change = dynpr::warp_reduce<dynpr::Max>(change);
+  if (lane == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+  __syncthreads();  // every warp's change is folded before thread 0 takes the ticket
+  if (threadIdx.x == 0) end_iteration(delta, state, tau, max_iterations);
 }
