@@ -29,7 +29,7 @@ from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, free_device_bytes
 from dynpr.hostmem import GIB
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
-#: Threads per block of both kernels (``kBlockingThreads``): one block per multiprocessor.
+#: Threads per block of both kernels (``kBlockingThreads``); their shared memory allows one or two per SM.
 THREADS = 1024
 #: Contributions' dtypes the layout stores.
 DTYPES = ("float32", "float64")

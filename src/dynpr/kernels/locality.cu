@@ -109,8 +109,8 @@ extern "C" __global__ void __launch_bounds__(kBlock) segmented_finish(
   end_iteration(delta, state, tau, max_iterations);
 }
 
-// Blocks of up to kBlockingThreads threads: the expand and accumulate kernels
-// run one block per multiprocessor, their shared memory nearly all its own.
+// Blocks of kBlockingThreads threads: an expand block's tile takes nearly all
+// of a multiprocessor's shared memory, an accumulate block's bin up to 136 KiB.
 constexpr int kBlockingThreads = 1024;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr long long kNoRowEnd = 0x7fffffffffffffffLL;  // past the last row
