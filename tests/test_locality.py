@@ -212,3 +212,32 @@ def test_gather_sectors_script(tmp_path):
     table = pd.read_csv(out)
     assert list(table.order) == ["given", "hub", "rcm"]
     assert ((table.sectors_per_32_float32 <= table.sectors_per_32_float64) & (table.sectors_per_32_float64 <= 32)).all()
+
+
+def test_layout_calls_are_checked_and_their_runs_reported_as_the_engine_reports(monkeypatch):
+    # The layouts' pagerank entries (segmenting, propagation blocking) share these two steps; the
+    # device name is the only part that needs a GPU.
+    from dynpr.errors import ConvergenceError
+    from dynpr.gpu import locality as gpu_locality
+    from dynpr.gpu.device_graph import EngineRun
+
+    gpu_locality.check_layout_call("static", None, "a layout")
+    gpu_locality.check_layout_call("nd", np.ones(3), "a layout")
+    with pytest.raises(ValueError, match="a layout computes"):
+        gpu_locality.check_layout_call("dfp", np.ones(3), "a layout")
+    with pytest.raises(ValueError, match="previous_ranks"):
+        gpu_locality.check_layout_call("nd", None, "a layout")
+
+    monkeypatch.setattr(gpu_locality, "device_name", lambda backend: "a GPU")
+    graph = rmat12()
+    ranks = np.full(graph.num_vertices, 1.0 / graph.num_vertices)
+    run = EngineRun(ranks, 7, True, {"partition_ms": 1.5, "mark_ms": 0.0, "compute_ms": 2.0}, graph.num_vertices)
+    result = gpu_locality.layout_result(run, graph, "nd", "segmented", PageRankOptions())
+    assert isinstance(result.ranks, np.ndarray) and np.array_equal(result.ranks, ranks)
+    assert (result.iterations, result.time_ms, result.approach, result.variant, result.device) == (
+        7, 3.5, "nd", "segmented", "a GPU")
+    assert result.backend == "gpu" and result.affected == graph.num_vertices and result.converged
+    stopped = run._replace(converged=False)
+    with pytest.raises(ConvergenceError, match="max_iterations"):
+        gpu_locality.layout_result(stopped, graph, "static", "blocking_c32",
+                                   PageRankOptions(raise_on_max_iterations=True))

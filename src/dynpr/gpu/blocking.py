@@ -18,16 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynpr.backend import device_name
 from dynpr.blocking import (BIN_WIDTH, BUILD_CHUNK_EDGES, BlockedLayout, bin_width_for, blocking_device_bytes,
                             build_blocking, tile_edges_for)
-from dynpr.designs import STATIC_APPROACHES
 from dynpr.gpu import loader
-from dynpr.gpu.device_graph import DeviceGraph, EngineRun, to_device
-from dynpr.gpu.locality import LayoutLoop, kernels
+from dynpr.gpu.device_graph import DeviceGraph, to_device
+from dynpr.gpu.locality import LayoutLoop, check_layout_call, kernels, layout_result
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, free_device_bytes
 from dynpr.hostmem import GIB
-from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
+from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
 #: Threads per block of both kernels (``kBlockingThreads``); their shared memory allows one or two per SM.
 THREADS = 1024
@@ -177,24 +175,13 @@ def pagerank(approach: str, graph, previous_ranks=None, options: PageRankOptions
     ValueError
         For an approach other than static or nd, or ND without previous ranks.
     """
-    if approach not in STATIC_APPROACHES:
-        raise ValueError(f"propagation blocking computes {STATIC_APPROACHES}, not {approach!r}")
-    if approach == "nd" and previous_ranks is None:
-        raise ValueError("nd needs previous_ranks")
+    check_layout_call(approach, previous_ranks, "propagation blocking")
     options = options or PageRankOptions()
     layout = layout or prepare(graph, **layout_options)
     n = layout.layout.n
     start = previous_ranks if approach == "nd" else np.full(n, 1.0 / n)
-    run: EngineRun = BlockedLoop(layout, options).run(start)
-    from dynpr.graph import on_device
-
-    result = PageRankResult(ranks=run.ranks if on_device(graph.offsets) else run.ranks.get(),
-                            iterations=run.iterations, time_ms=sum(run.phases.values()), approach=approach,
-                            backend="gpu", device=device_name("gpu"), affected=run.affected, phases=run.phases,
-                            variant=f"blocking_{'c32' if layout.dtype == 'float32' else 'c64'}",
-                            converged=run.converged)
-    check_converged(result, options)
-    return result
+    run = BlockedLoop(layout, options).run(start)
+    return layout_result(run, graph, approach, f"blocking_{'c32' if layout.dtype == 'float32' else 'c64'}", options)
 
 
 @functools.cache

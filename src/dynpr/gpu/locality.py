@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynpr.arrays import on_device, to_host
 from dynpr.backend import device_name
 from dynpr.designs import BLOCK, ITERATION_STATE, STATIC_APPROACHES
 from dynpr.gpu import loader
@@ -246,6 +247,26 @@ def solve(dl: DeviceLayout, options: PageRankOptions | None = None, start=None) 
     return SegmentedLoop(dl, options).run(np.full(n, 1.0 / n) if start is None else start)
 
 
+def check_layout_call(approach: str, previous_ranks, design: str) -> None:
+    """Raise ValueError unless ``approach`` is one a layout's solve computes (Static or ND) and ND has
+    previous ranks; ``design`` names the layout in the message."""
+    if approach not in STATIC_APPROACHES:
+        raise ValueError(f"{design} computes {STATIC_APPROACHES}, not {approach!r}")
+    if approach == "nd" and previous_ranks is None:
+        raise ValueError("nd needs previous_ranks")
+
+
+def layout_result(run: EngineRun, graph, approach: str, variant: str, options: PageRankOptions) -> PageRankResult:
+    """A solve on a layout as :func:`dynpr.gpu.pagerank.update` returns one: the ranks where the graph
+    is, ``time_ms`` the sum of the phases; checked for convergence (:func:`check_converged`)."""
+    result = PageRankResult(ranks=run.ranks if on_device(graph.offsets) else to_host(run.ranks),
+                            iterations=run.iterations, time_ms=sum(run.phases.values()), approach=approach,
+                            backend="gpu", device=device_name("gpu"), affected=run.affected, phases=run.phases,
+                            variant=variant, converged=run.converged)
+    check_converged(result, options)
+    return result
+
+
 def pagerank(approach: str, graph, previous_ranks=None, options: PageRankOptions | None = None, *,
              layout: DeviceLayout | None = None, **layout_options) -> PageRankResult:
     """Static or ND with the segmented layout (built unless ``layout`` is given; the build is not
@@ -256,21 +277,11 @@ def pagerank(approach: str, graph, previous_ranks=None, options: PageRankOptions
     ValueError
         For an approach other than static or nd, or ND without previous ranks.
     """
-    if approach not in STATIC_APPROACHES:
-        raise ValueError(f"the segmented layout computes {STATIC_APPROACHES}, not {approach!r}")
-    if approach == "nd" and previous_ranks is None:
-        raise ValueError("nd needs previous_ranks")
+    check_layout_call(approach, previous_ranks, "the segmented layout")
     options = options or PageRankOptions()
     layout = layout or prepare(graph, **layout_options)
     run = solve(layout, options, previous_ranks if approach == "nd" else None)
-    from dynpr.graph import on_device
-
-    result = PageRankResult(ranks=run.ranks if on_device(graph.offsets) else run.ranks.get(),
-                            iterations=run.iterations, time_ms=sum(run.phases.values()), approach=approach,
-                            backend="gpu", device=device_name("gpu"), affected=run.affected, phases=run.phases,
-                            variant="segmented", converged=run.converged)
-    check_converged(result, options)
-    return result
+    return layout_result(run, graph, approach, "segmented", options)
 
 
 @functools.cache
