@@ -16,8 +16,8 @@ scattered gathers at about 130 per nanosecond from its L2 and 32 from DRAM
 
 So per edge an iteration streams a 2-byte position, the stored contribution (written, then read)
 and a 2-byte local target: 12 bytes with float32 contributions, 20 with float64, and no scattered
-access outside shared memory. The sums of a bin are added in the order its accumulator's atomics
-happen, which varies between runs (float64 additions: the ranks differ in their last bits).
+access outside shared memory. A bin's accumulator adds fixed-point integers, so its sums, and the
+ranks, are the same whatever order its atomics happen in.
 
 The builder is one function over NumPy or CuPy arrays (:func:`build_blocking`), as the segmented
 layout's is; :func:`blocked_sums` is the host twin of one iteration's two passes. The kernels and

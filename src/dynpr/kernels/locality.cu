@@ -183,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_expand(
 // is at most the ranks' sum (1), so there is room for 8; each contribution
 // rounds by 2^-62 at most (m * 2^-62 in L1 per iteration, far below the
 // ranks' own rounding), and integer additions give the same sum in any order,
-// where double atomics would not (measured as fast: docs/locality.md).
+// where double atomics would not (these measured within 2%: docs/locality.md).
 constexpr double kFixedOne = 2305843009213693952.0;  // 2^61
 
 // A block per bin of bin_width destinations: its accumulator in shared memory
