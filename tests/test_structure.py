@@ -12,7 +12,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dynpr"
 KERNELS = PACKAGE / "kernels"
@@ -35,7 +34,8 @@ TIERS = (
      "dynpr.figure_style", "dynpr.plots", "dynpr.claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them
     {"dynpr.backend", "dynpr.pagerank", "dynpr.pagerank.cpu", "dynpr.pagerank.marking", "dynpr.pagerank.options",
-     "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.rmat", "dynpr.locality", "dynpr.blocking", "dynpr.gpu"},
+     "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.rmat", "dynpr.locality", "dynpr.blocking", "dynpr.shards",
+     "dynpr.gpu"},
     # what users and the workflow run
     {"dynpr", "dynpr.dynamic", "dynpr.prepare", "dynpr.experiments", "dynpr.bench", "dynpr.pipeline",
      "dynpr.footprint", "dynpr.cli", "dynpr.__main__"},

@@ -36,3 +36,9 @@ def to_host(a) -> np.ndarray:
 def as_array(xp, a):
     """``a`` as an array of module ``xp`` (numpy or cupy), copied across the bus when it lives elsewhere."""
     return to_host(a) if xp is np else xp.asarray(a)
+
+
+def ranks_within(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ..., k-1 for each length k of ``lengths`` (host), concatenated: each entry's place in its run."""
+    ends = np.cumsum(lengths)
+    return np.arange(int(ends[-1]) if ends.size else 0) - np.repeat(ends - lengths, lengths)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from dynpr.arrays import ranks_within
 from dynpr.graph import array_module
 
 #: Destinations per bin: their float64 accumulator (128 KiB) fills most of a block's shared memory.
@@ -161,16 +162,10 @@ def blocked_sums(layout: BlockedLayout, offsets: np.ndarray, contributions: np.n
     # accumulate: the runs, bin b's of tile t at t*t_e + run_start, read back to the bin of each entry
     lengths = layout.run_length.reshape(bins, tiles).astype(np.int64)
     starts = layout.run_start.reshape(bins, tiles).astype(np.int64) + np.arange(tiles) * t_e
-    entries = np.repeat(starts.ravel(), lengths.ravel()) + _ranks_within(lengths.ravel())
+    entries = np.repeat(starts.ravel(), lengths.ravel()) + ranks_within(lengths.ravel())
     bin_of_entry = np.repeat(np.arange(bins), lengths.sum(axis=1))
     targets = bin_of_entry * layout.bin_width + layout.local_target[entries]
     return np.bincount(targets, weights=stored[entries].astype(np.float64), minlength=layout.n)
-
-
-def _ranks_within(lengths: np.ndarray) -> np.ndarray:
-    """0, 1, ..., k-1 for each length k, concatenated."""
-    ends = np.cumsum(lengths)
-    return np.arange(int(ends[-1]) if ends.size else 0) - np.repeat(ends - lengths, lengths)
 
 
 def blocking_device_bytes(n: int, m: int, bin_width: int = BIN_WIDTH, tile_edges: int | None = None,

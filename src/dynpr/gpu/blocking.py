@@ -36,6 +36,12 @@ DTYPES = ("float32", "float64")
 GROUPS_PER_WARP = 4
 
 
+def warp_group(runs: int) -> int:
+    """Runs a warp takes at a time (at most 32, a lane each) of a block's ``runs``: at least
+    :data:`GROUPS_PER_WARP` groups per warp of a :data:`THREADS`-thread block."""
+    return min(32, max(1, runs // (GROUPS_PER_WARP * THREADS // 32)))
+
+
 @dataclass
 class DeviceBlocking:
     """A graph's propagation-blocking layout on the device, 1/d, the stored dtype and the build time."""
@@ -120,8 +126,7 @@ class BlockedLoop(LayoutLoop):
                              f"kernel's own shared memory exceed a block's {limit} bytes")
         self.expand.max_dynamic_shared_size_bytes = self.expand_shared
         self.accumulate.max_dynamic_shared_size_bytes = self.accumulate_shared
-        # tiles per warp group of the accumulate kernel: at least GROUPS_PER_WARP groups per warp
-        self.group = min(32, max(1, lay.tiles // (GROUPS_PER_WARP * THREADS // 32)))
+        self.group = warp_group(lay.tiles)
 
     def iteration(self, j: int) -> None:
         self.launch_expand(j % 2)

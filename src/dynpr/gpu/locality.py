@@ -34,7 +34,8 @@ from dynpr.locality import (DEFAULT_L2_SHARE, ORDERS, PIECE_EDGES, SHORT_EDGES, 
                             layout_device_bytes, num_segments, segment_width)
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
-KERNELS = ("segment_gather", "segment_long_rows", "segmented_finish", "blocking_expand", "blocking_accumulate")
+KERNELS = ("segment_gather", "segment_long_rows", "segmented_finish", "blocking_expand", "blocking_accumulate",
+           "shards_iterate")
 WARPS = BLOCK // 32
 
 
@@ -173,6 +174,10 @@ class LayoutLoop:
         """Launch iteration j: it reads buffer j % 2 and writes the other one."""
         raise NotImplementedError
 
+    def start(self) -> None:
+        """Launch what the first iteration needs besides contributions 0 (nothing unless the layout
+        keeps its own copies of them)."""
+
     def run(self, start) -> EngineRun:
         """Solve from ``start`` (ranks in the graph's ids, host or device); ranks come back in them."""
         cupy, new_id = self.cupy, self.new_id
@@ -192,6 +197,7 @@ class LayoutLoop:
             else:
                 self.ranks[0][new_id] = start
             cupy.multiply(self.ranks[0], self.inv_degree, out=self.contrib[0], casting="same_kind")
+            self.start()
             events[1].record()
             events[2] = events[1]  # no marking
             while True:

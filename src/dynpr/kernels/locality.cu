@@ -16,6 +16,11 @@
 // accumulator in shared memory (the same sums every run) and finishes the
 // bin's vertices; its last block ends the iteration.
 //
+// G-Shards (dynpr.shards, dynpr.gpu.shards): shards_iterate adds each shard's
+// entries, read front to back, into the same fixed-point accumulator,
+// finishes the shard's vertices and writes their contributions into the
+// shard's windows in every shard; its last block ends the iteration.
+//
 // Every kernel returns at once once the state's done flag is set.
 #include "common.cuh"
 #include "layouts.cuh"
@@ -179,20 +184,75 @@ extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_expand(
   for (int i = threadIdx.x; i < count; i += blockDim.x) stored[first + i] = staged[i];
 }
 
-// The bins' accumulators add 64-bit integers in units of 2^-61: a bin's sum
-// is at most the ranks' sum (1), so there is room for 8; each contribution
-// rounds by 2^-62 at most (m * 2^-62 in L1 per iteration, far below the
-// ranks' own rounding), and integer additions give the same sum in any order,
-// where double atomics would not (these measured within 2%: docs/locality.md).
+// The bins' and shards' accumulators add 64-bit integers in units of 2^-61: a
+// bin's sum is at most the ranks' sum (1), so there is room for 8; each
+// contribution rounds by 2^-62 at most (m * 2^-62 in L1 per iteration, far
+// below the ranks' own rounding), and integer additions give the same sum in
+// any order, where double atomics would not (these measured within 2%:
+// docs/locality.md).
 constexpr double kFixedOne = 2305843009213693952.0;  // 2^61
+
+// acc[target] += value in fixed point for every lane with `mine` set (the
+// whole warp calls it). Lanes adding to the same destination (a hub's
+// in-edges) are summed by the lowest of them, in lane order, for one atomic:
+// otherwise they serialize on its address. scratch holds a value per thread.
+__device__ __forceinline__ void add_fixed(unsigned long long* acc, unsigned long long* scratch, bool mine,
+                                          unsigned short target, double value) {
+  const unsigned active = __ballot_sync(kFullMask, mine);
+  if (!mine) return;
+  const unsigned peers = __match_any_sync(active, target);
+  scratch[threadIdx.x] = static_cast<unsigned long long>(__double2ll_rn(value * kFixedOne));
+  __syncwarp(active);
+  if ((threadIdx.x & 31) == __ffs(peers) - 1) {
+    unsigned long long sum = 0;
+    for (unsigned rest = peers; rest; rest &= rest - 1) sum += scratch[(threadIdx.x & ~31) + __ffs(rest) - 1];
+    atomicAdd(&acc[target], sum);
+  }
+  __syncwarp(active);
+}
+
+// A warp's group of up to 32 runs, lane j holding run j's length (0 past the
+// group): run_end is their inclusive sum up to lane j; run_holding(run_end, p)
+// the run that holds entry p of their concatenation (the whole warp calls both).
+struct LaneRuns {
+  int run_end, total;
+  __device__ __forceinline__ explicit LaneRuns(int length) : run_end(length) {
+    for (int step = 1; step < 32; step <<= 1) {
+      const int before = __shfl_up_sync(kFullMask, run_end, step);
+      if ((threadIdx.x & 31) >= step) run_end += before;
+    }
+    total = __shfl_sync(kFullMask, run_end, 31);
+  }
+  __device__ __forceinline__ int run_holding(int p) const {
+    int j = 0;  // the first run whose end exceeds p
+    for (int step = 16; step > 0; step >>= 1) {
+      if (__shfl_sync(kFullMask, run_end, j + step - 1) <= p) j += step;
+    }
+    return j;
+  }
+};
+
+// Finish vertices [first_vertex, first_vertex + count) from their fixed-point
+// sums as segmented_finish does, and fold the block's largest change into *delta.
+__device__ __forceinline__ void finish_fixed(const unsigned long long* acc, int first_vertex, int count,
+                                             const double* inv_degree, const double* R, double* Rnew,
+                                             Contribution* Cnew, double c0, double alpha, double* delta) {
+  double change = 0.0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) {
+    const int v = first_vertex + i;
+    const double sum = static_cast<double>(acc[i]) / kFixedOne;
+    change = fmax(change, dynpr::finish_vertex<false, false, true>(v, sum, R[v], inv_degree[v], Rnew, nullptr, nullptr,
+                                                                   c0, alpha, 0.0, 0.0, Cnew));
+  }
+  change = dynpr::warp_reduce<dynpr::Max>(change);
+  if ((threadIdx.x & 31) == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+}
 
 // A block per bin of bin_width destinations: its accumulator in shared memory
 // takes the bin's run of every tile (a warp per `group` <= 32 tiles at a
 // time, its lanes over the runs' entries; small groups where tiles are few
-// keep the warps' shares even), then the bin's vertices are finished as
-// segmented_finish finishes them and the last block ends the iteration.
-// The accumulator is fixed point (kFixedOne). A warp's lanes that add to one
-// destination combine first (R-MAT's hubs take a large share of their bin).
+// keep the warps' shares even), then the bin's vertices are finished and the
+// last block ends the iteration. The accumulator is fixed point (add_fixed).
 extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_accumulate(
     int n, const Contribution* __restrict__ stored, const unsigned short* __restrict__ local_target,
     const unsigned short* __restrict__ run_start, const unsigned short* __restrict__ run_length, int tiles,
@@ -201,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_accumula
     IterationState* state, double tau, int max_iterations) {
   if (state->done) return;
   extern __shared__ unsigned long long acc[];
-  __shared__ unsigned long long scratch[kBlockingThreads];  // a value per lane, for lanes sharing a destination
+  __shared__ unsigned long long scratch[kBlockingThreads];
   const int first_vertex = blockIdx.x * bin_width;
   const int width = min(bin_width, n - first_vertex);
   for (int i = threadIdx.x; i < width; i += blockDim.x) acc[i] = 0;
@@ -215,24 +275,16 @@ extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_accumula
       start = run_start[runs + t];
       length = run_length[runs + t];
     }
-    int run_end = length;  // inclusive scan of the 32 runs' lengths
-    for (int step = 1; step < 32; step <<= 1) {
-      const int before = __shfl_up_sync(kFullMask, run_end, step);
-      if (lane >= step) run_end += before;
-    }
-    const int total = __shfl_sync(kFullMask, run_end, 31);
-    for (int p0 = 0; p0 < total; p0 += 32 * kAhead) {
+    const LaneRuns group_runs(length);
+    for (int p0 = 0; p0 < group_runs.total; p0 += 32 * kAhead) {
       long long at[kAhead];  // kAhead entries per lane located first, then loaded together
 #pragma unroll
       for (int s = 0; s < kAhead; ++s) {
         const int p = p0 + 32 * s + lane;
-        int j = 0;  // the run holding entry p: the first whose end exceeds p
-        for (int step = 16; step > 0; step >>= 1) {
-          if (__shfl_sync(kFullMask, run_end, j + step - 1) <= p) j += step;
-        }
-        const int run_first = __shfl_sync(kFullMask, run_end - length, j);
+        const int j = group_runs.run_holding(p);
+        const int run_first = __shfl_sync(kFullMask, group_runs.run_end - length, j);
         const int run_offset = __shfl_sync(kFullMask, start, j);
-        at[s] = p < total ? static_cast<long long>(t0 + j) * tile_edges + run_offset + (p - run_first) : -1;
+        at[s] = p < group_runs.total ? static_cast<long long>(t0 + j) * tile_edges + run_offset + (p - run_first) : -1;
       }
       double value[kAhead];
       unsigned short target[kAhead];
@@ -242,33 +294,95 @@ extern "C" __global__ void __launch_bounds__(kBlockingThreads) blocking_accumula
         target[s] = at[s] >= 0 ? local_target[at[s]] : 0;
       }
 #pragma unroll
-      for (int s = 0; s < kAhead; ++s) {
-        // Lanes adding to the same destination (a hub's in-edges) are summed by the lowest of them,
-        // in lane order, for one atomic: otherwise they serialize on its address.
-        const unsigned active = __ballot_sync(kFullMask, at[s] >= 0);
-        if (at[s] < 0) continue;
-        const unsigned peers = __match_any_sync(active, target[s]);
-        scratch[threadIdx.x] = static_cast<unsigned long long>(__double2ll_rn(value[s] * kFixedOne));
-        __syncwarp(active);
-        if (lane == __ffs(peers) - 1) {
-          unsigned long long sum = 0;
-          for (unsigned rest = peers; rest; rest &= rest - 1) sum += scratch[(threadIdx.x & ~31) + __ffs(rest) - 1];
-          atomicAdd(&acc[target[s]], sum);
-        }
-        __syncwarp(active);
-      }
+      for (int s = 0; s < kAhead; ++s) add_fixed(acc, scratch, at[s] >= 0, target[s], value[s]);
     }
   }
   __syncthreads();
-  double change = 0.0;
-  for (int i = threadIdx.x; i < width; i += blockDim.x) {
-    const int v = first_vertex + i;
-    const double sum = static_cast<double>(acc[i]) / kFixedOne;
-    change = fmax(change, dynpr::finish_vertex<false, false, true>(v, sum, R[v], inv_degree[v], Rnew, nullptr, nullptr,
-                                                                   c0, alpha, 0.0, 0.0, Cnew));
+  finish_fixed(acc, first_vertex, width, inv_degree, R, Rnew, Cnew, c0, alpha, delta);
+  __syncthreads();  // every warp's change is folded before thread 0 takes the ticket
+  if (threadIdx.x == 0) end_iteration(delta, state, tau, max_iterations);
+}
+
+// G-Shards (dynpr.shards, dynpr.gpu.shards): a block per shard of `width`
+// destinations. It adds its shard's entries (an in-edge's stored source
+// contribution and its destination within the shard, in source order), read
+// front to back, into a fixed-point accumulator in shared memory, finishes the
+// shard's vertices, stages their new contributions in shared memory over the
+// accumulator and writes them into the shard's windows in every shard (a warp
+// per group of `group` <= 32 windows, its lanes over their entries); the last
+// block ends the iteration. The stored contributions are double-buffered (read
+// `stored`, write `stored_next`): a block writes other shards' windows while
+// their blocks may still read this iteration's. With `fill` set the block only
+// writes its windows, from Cnew: the start of a solve, not an iteration.
+extern "C" __global__ void __launch_bounds__(kBlockingThreads) shards_iterate(
+    int n, int width, int shards, const long long* __restrict__ shard_start,
+    const unsigned short* __restrict__ local_target, const Contribution* __restrict__ stored,
+    Contribution* __restrict__ stored_next, const unsigned short* __restrict__ window_source,
+    const long long* __restrict__ window_first, const long long* __restrict__ window_cw,
+    const int* __restrict__ window_length, int group, const double* __restrict__ inv_degree,
+    const double* __restrict__ R, double* __restrict__ Rnew, Contribution* __restrict__ Cnew, double c0, double alpha,
+    double* delta, IterationState* state, double tau, int max_iterations, int fill) {
+  if (state->done) return;
+  extern __shared__ unsigned long long acc[];
+  Contribution* staged = reinterpret_cast<Contribution*>(acc);
+  __shared__ unsigned long long scratch[kBlockingThreads];
+  const int first_vertex = blockIdx.x * width;
+  const int count = min(width, n - first_vertex);
+  const int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (!fill) {
+    for (int i = threadIdx.x; i < count; i += blockDim.x) acc[i] = 0;
+    __syncthreads();
+    const long long begin = shard_start[blockIdx.x], end = shard_start[blockIdx.x + 1];
+    for (long long base = begin + static_cast<long long>(warp) * 32 * kAhead; base < end;
+         base += static_cast<long long>(warps) * 32 * kAhead) {
+      double value[kAhead];
+      unsigned short target[kAhead];
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        const long long e = base + 32 * s + lane;
+        value[s] = e < end ? static_cast<double>(stored[e]) : 0.0;
+        target[s] = e < end ? local_target[e] : 0;
+      }
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) add_fixed(acc, scratch, base + 32 * s + lane < end, target[s], value[s]);
+    }
+    __syncthreads();
+    finish_fixed(acc, first_vertex, count, inv_degree, R, Rnew, Cnew, c0, alpha, delta);
+    __syncthreads();  // every sum is read before staged overwrites the accumulator
   }
-  change = dynpr::warp_reduce<dynpr::Max>(change);
-  if (lane == 0 && change > 0.0) dynpr::atomic_max_nonneg(delta, change);
+  // A thread stages the contributions it finished (or, filling, the starting ones).
+  for (int i = threadIdx.x; i < count; i += blockDim.x) staged[i] = Cnew[first_vertex + i];
+  __syncthreads();
+  const long long windows = static_cast<long long>(blockIdx.x) * shards;
+  for (int t0 = warp * group; t0 < shards; t0 += warps * group) {
+    const int t = t0 + lane;
+    long long first = 0;
+    int length = 0;
+    if (lane < group && t < shards) {
+      first = window_first[windows + t];
+      length = window_length[windows + t];
+    }
+    const long long cw = window_cw[windows + t0];  // the group's windows follow each other there
+    const LaneRuns group_runs(length);
+    for (int p0 = 0; p0 < group_runs.total; p0 += 32 * kAhead) {
+      long long to[kAhead];  // kAhead entries per lane located first, their sources loaded together
+      unsigned short source[kAhead];
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        const int p = p0 + 32 * s + lane;
+        const int j = group_runs.run_holding(p);
+        const int run_first = __shfl_sync(kFullMask, group_runs.run_end - length, j);
+        const long long run_to = __shfl_sync(kFullMask, first, j);  // every lane shuffles, in range or not
+        to[s] = p < group_runs.total ? run_to + (p - run_first) : -1;
+        source[s] = p < group_runs.total ? window_source[cw + p] : 0;
+      }
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        if (to[s] >= 0) stored_next[to[s]] = staged[source[s]];
+      }
+    }
+  }
+  if (fill) return;
   __syncthreads();  // every warp's change is folded before thread 0 takes the ticket
   if (threadIdx.x == 0) end_iteration(delta, state, tau, max_iterations);
 }
