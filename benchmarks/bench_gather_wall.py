@@ -9,22 +9,27 @@ one gather per id, no per-vertex work):
   ``--working-sets`` (from one that fits an SM's L1 to one that only DRAM holds), float64 and float32
   contributions: the rate of scattered gathers from each level of the memory hierarchy;
 - ``rmat-S`` for each of ``--scales`` (the catalog's R-MAT graph, seed 1, generated on the GPU), its
-  in-edges' sources renamed hub-first as the default engine relabels them, float64 and float32:
-  ``plain`` with the default's block and with ``--hot-block`` threads, and ``hot``: each block first
-  copies the most gathered sources (as many as a block's shared memory holds) into shared memory
-  and gathers those there; ``hot_share`` is the share of gathers they serve.
+  in-edges' sources renamed hub-first as the default engine relabels them (order ``hub``), float64
+  and float32: ``plain`` with the default's block and with ``--hot-block`` threads, and ``hot``: each
+  block first copies the most gathered sources (as many as a block's shared memory holds) into shared
+  memory and gathers those there; ``hot_share`` is the share of gathers they serve. ``--orders``
+  adds ``community``: the in-CSR relabelled, rows and sources, in the community order of
+  :func:`dynpr.locality.community_ids` (label propagation, found on the GPU; ``order_ms``), the
+  same three passes.
 
 Columns: ``gathers_per_ns`` (ids per nanosecond of the pass) and ``sector_tb_s`` (32-byte sectors
 at one per gather, TB/s). Times are medians of ``--repeats`` passes after a warm-up one (CUDA
 events). Writes ``results/bench/gather_wall.csv`` (or ``--out``).
 
     python benchmarks/bench_gather_wall.py --scales 22 25 26
+    python benchmarks/bench_gather_wall.py --scales 22 --working-sets --orders hub community
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -33,13 +38,15 @@ from dynpr.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
 from dynpr.bench import gather_total, hub_first_sources, max_hot, require_gpu, run_script
 from dynpr.designs import BLOCK
+from dynpr.locality import community_ids, community_labels, relabelled_in_csr
 from dynpr.results import git_commit
 from dynpr.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 DTYPES = ("float64", "float32")
 SECTOR_BYTES = 32
-COLUMNS = ("device", "git_commit", "source", "n", "m", "dtype", "design", "block", "hot", "hot_share",
+COLUMNS = ("device", "git_commit", "source", "order", "order_ms", "communities", "largest_community_share", "n", "m",
+           "dtype", "design", "block", "hot", "hot_share",
            "working_set_bytes", "time_ms", "gathers_per_ns", "sector_tb_s")
 
 
@@ -72,20 +79,41 @@ def uniform_rows(working_sets, edges: int, repeats: int, log=print) -> list[dict
     return rows
 
 
-def rmat_rows(scale: int, hot_block: int, repeats: int, log=print) -> list[dict]:
-    """Plain and hot-set passes over one R-MAT graph's hub-first in-edges."""
+def ordered_sources(graph, order: str) -> tuple[object, dict]:
+    """The ids one pass streams for ``order`` and what finding the order took: ``hub``, the sources
+    renamed hub-first in the given rows; ``community``, the in-CSR relabelled in community order."""
+    import cupy
+
+    if order == "hub":
+        return hub_first_sources(graph.in_offsets, graph.sources), {}
+    cupy.cuda.Device().synchronize()
+    started = time.perf_counter()
+    labels = community_labels(graph.in_offsets, graph.sources)
+    new_id = community_ids(graph.in_offsets, labels)
+    cupy.cuda.Device().synchronize()
+    ms = (time.perf_counter() - started) * 1e3
+    sizes = cupy.bincount(labels, minlength=graph.num_vertices)
+    found = {"order_ms": ms, "communities": int(cupy.count_nonzero(sizes)),
+             "largest_community_share": int(sizes.max()) / graph.num_vertices}
+    return relabelled_in_csr(graph, new_id)[1], found
+
+
+def rmat_rows(scale: int, orders, hot_block: int, repeats: int, log=print) -> list[dict]:
+    """Plain and hot-set passes over one R-MAT graph's in-edges in each of ``orders``."""
     graph = rmat_graph(scale, 16, seed=1, resident=True)
     n = graph.num_vertices
-    ids = hub_first_sources(graph.in_offsets, graph.sources)
-    del graph
-    gc.collect()
     rows = []
-    for dtype in DTYPES:
-        passes = [("plain", BLOCK, 0), ("plain", hot_block, 0), ("hot", hot_block, max_hot(dtype))]
-        for design, block, hot in passes:
-            rows.append({"source": f"rmat-{scale}", **pass_row(ids, n, dtype, design, block, repeats, hot)})
-            log(f"rmat-{scale} {dtype} {design} block {block}: {rows[-1]['time_ms']:.3f} ms "
-                f"(hot share {rows[-1]['hot_share']:.3f})")
+    for order in orders:
+        ids, found = ordered_sources(graph, order)
+        for dtype in DTYPES:
+            passes = [("plain", BLOCK, 0), ("plain", hot_block, 0), ("hot", hot_block, min(n, max_hot(dtype)))]
+            for design, block, hot in passes:
+                rows.append({"source": f"rmat-{scale}", "order": order, **found,
+                             **pass_row(ids, n, dtype, design, block, repeats, hot)})
+                log(f"rmat-{scale} {order} {dtype} {design} block {block}: {rows[-1]['time_ms']:.3f} ms "
+                    f"(hot share {rows[-1]['hot_share']:.3f})")
+        del ids
+        gc.collect()
     return rows
 
 
@@ -96,6 +124,8 @@ def main(argv=None) -> None:
                         default=[1 << 14, 1 << 18, 1 << 21, 1 << 22, 1 << 23, 1 << 26],
                         help="contributions the uniform ids are drawn from")
     parser.add_argument("--edges", type=int, default=1 << 27, help="ids per uniform pass")
+    parser.add_argument("--orders", nargs="+", choices=["hub", "community"], default=["hub"],
+                        help="orders of the R-MAT graphs' in-edges, passes for each")
     parser.add_argument("--hot-block", type=int, default=1024, help="threads per block of the hot-set pass")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "gather_wall.csv")
@@ -106,7 +136,7 @@ def main(argv=None) -> None:
     log = lambda line: print(line, flush=True)  # noqa: E731
     rows = uniform_rows(args.working_sets, args.edges, args.repeats, log)
     for scale in args.scales:
-        rows += rmat_rows(scale, args.hot_block, args.repeats, log)
+        rows += rmat_rows(scale, args.orders, args.hot_block, args.repeats, log)
     table = pd.DataFrame([{**common, **row} for row in rows], columns=COLUMNS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_csv_atomic(table, args.out)

@@ -155,6 +155,50 @@ def test_gather_pass_with_a_hot_set_sums_what_the_plain_pass_sums(dtype, hot):
         gather_total(cupy.asarray(ids), cupy.asarray(contributions), hot=max_hot(dtype) + 1)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_gather_wall_script_writes_its_orders(tmp_path):
+    import runpy
+
+    import pandas as pd
+
+    script = runpy.run_path(str(ROOT / "benchmarks" / "bench_gather_wall.py"))
+    out = tmp_path / "wall.csv"
+    script["main"](["--scales", "12", "--working-sets", "16384", "--edges", "100000", "--orders", "hub", "community",
+                    "--repeats", "1", "--out", str(out)])
+    table = pd.read_csv(out)
+    rmat = table[table.source == "rmat-12"]
+    assert list(table.source) == ["uniform"] * 2 + ["rmat-12"] * 12  # 2 orders x 2 dtypes x 3 passes
+    assert list(rmat.order) == ["hub"] * 6 + ["community"] * 6
+    community = rmat[rmat.order == "community"]
+    assert (community.order_ms > 0).all() and (community.communities >= 1).all()
+    assert community.largest_community_share.between(0, 1, inclusive="right").all()
+    assert (table.gathers_per_ns > 0).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_community_order_on_the_device_is_the_hosts():
+    import cupy
+
+    from dynpr.gpu.resident import to_resident
+    from dynpr.locality import community_ids, community_labels, relabelled_graph, relabelled_in_csr
+    from dynpr.rmat import rmat_graph
+
+    graph = rmat_graph(12, 16, seed=1, backend="cpu")
+    labels = community_labels(graph.in_offsets, graph.sources)
+    device = community_labels(cupy.asarray(graph.in_offsets), cupy.asarray(graph.sources))
+    np.testing.assert_array_equal(device.get(), labels)
+    new_id = community_ids(graph.in_offsets, labels)
+    np.testing.assert_array_equal(community_ids(cupy.asarray(graph.in_offsets), device).get(), new_id)
+    resident = to_resident(graph)
+    for host, on_device in zip(relabelled_in_csr(graph, new_id), relabelled_in_csr(resident, cupy.asarray(new_id))):
+        np.testing.assert_array_equal(on_device.get(), host)
+    host, on_device = relabelled_graph(graph, new_id), relabelled_graph(resident, cupy.asarray(new_id))
+    for field in ("offsets", "targets", "in_offsets", "sources"):
+        np.testing.assert_array_equal(getattr(on_device, field).get(), getattr(host, field), err_msg=field)
+
+
 def test_kahn_cases_are_the_dags_the_report_graphs_and_the_bench_graphs(tmp_path):
     from dynpr.graph import Graph
     from dynpr.random_dag import matrix_graph, report_matrix

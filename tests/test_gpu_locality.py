@@ -135,16 +135,23 @@ def test_bench_locality_writes_its_rows(tmp_path):
     out = tmp_path / "locality.csv"
     # 0.0002 of the L2 (10 KB on the H100): a few segments of R-MAT scale 12
     script["main"](["--scales", "12", "--repeats", "1", "--shares", "0.0002", "--orders", "hub", "given",
-                    "--datasets", "CollegeMsg", "--out", str(out)])
+                    "--datasets", "CollegeMsg", "--graph-orders", "given", "community", "--out", str(out)])
     import pandas as pd
 
     table = pd.read_csv(out)
     engine = ["classes"] * 3 + ["classes_c32"] * 3  # Static, ND and DF each
-    blocked = ["blocking_c32", "blocking_c64"]
-    assert list(table.variant) == engine + engine + ["gather_only", "segmented", "segmented"] + blocked
+    blocked = ["blocking_c32", "blocking_c64", "shards_c32", "shards_c64"]
+    layouts = ["gather_only", "segmented", "segmented"] + blocked
+    assert list(table.variant) == engine + (engine + layouts) * 2  # the R-MAT graph as generated, then relabelled
     assert list(table.graph.unique()) == ["CollegeMsg", "rmat-12"]
+    rmat = table[table.graph == "rmat-12"]
+    assert list(rmat.graph_order) == ["given"] * 13 + ["community"] * 13
+    assert rmat.graph_order_ms.isna().sum() == 13 and (rmat.graph_order_ms.dropna() > 0).all()
     rows = table[table.variant.str.startswith("classes")]
-    assert list(rows.approach) == ["static", "nd", "df"] * 4 and (rows.time_ms > 0).all()
+    assert list(rows.approach) == ["static", "nd", "df"] * 6 and (rows.time_ms > 0).all()
+    timed = table[table.variant != "gather_only"]
+    assert (timed.repeats == 1).all() and (timed.time_ms_min == timed.time_ms).all()
+    assert (timed.time_ms_max == timed.time_ms).all()  # one run: no spread
     default = rows[rows.variant == "classes"]
     assert (default.iterations_delta == 0).all() and (default.l1_ratio == 1).all()
     assert (rows[rows.variant == "classes_c32"].l1_vs_default > 0).all()  # float32 contributions round
@@ -154,6 +161,10 @@ def test_bench_locality_writes_its_rows(tmp_path):
     rows = table[table.variant.str.startswith("blocking")]
     assert (rows.layout_bytes_model > 0).all() and (rows.expand_ms > 0).all() and (rows.accumulate_ms > 0).all()
     float64 = rows[rows.variant == "blocking_c64"]
+    assert (float64.iterations_delta == 0).all() and float64.l1_ratio.between(0.99, 1.01).all()
+    rows = table[table.variant.str.startswith("shards")]
+    assert (rows.layout_bytes_model > 0).all() and (rows.shards > 1).all()
+    float64 = rows[rows.variant == "shards_c64"]
     assert (float64.iterations_delta == 0).all() and float64.l1_ratio.between(0.99, 1.01).all()
 
 

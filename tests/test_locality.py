@@ -210,8 +210,53 @@ def test_gather_sectors_script(tmp_path):
     out = tmp_path / "sectors.csv"
     script["main"](["--scales", "10", "--out", str(out)])
     table = pd.read_csv(out)
-    assert list(table.order) == ["given", "hub", "rcm"]
+    assert list(table.order) == ["given", "hub", "rcm", "community"]
+    assert table.communities.iloc[3] >= 1 and 0 < table.largest_community_share.iloc[3] <= 1
     assert ((table.sectors_per_32_float32 <= table.sectors_per_32_float64) & (table.sectors_per_32_float64 <= 32)).all()
+
+
+def cliques(sizes, bridges=1) -> Graph:
+    """Cliques of ``sizes`` on scrambled ids, consecutive cliques joined by ``bridges`` edges each."""
+    members = np.split(np.random.default_rng(5).permutation(sum(sizes)), np.cumsum(sizes)[:-1])
+    pairs = [(u, v) for group in members for u in group for v in group if u != v]
+    pairs += [(a[i], b[i]) for a, b in zip(members, members[1:]) for i in range(bridges)]
+    source, target = np.array(pairs).T
+    return Graph.from_edges(source, target, sum(sizes)), members
+
+
+def test_label_propagation_finds_cliques_and_numbers_them_together():
+    graph, members = cliques([6, 5, 4])
+    labels = locality.community_labels(graph.in_offsets, graph.sources)
+    for group in members:
+        assert len(set(labels[group])) == 1  # one community per clique
+    assert len(set(labels.tolist())) == 3
+    new_id = locality.community_ids(graph.in_offsets, labels)
+    # largest community first, each on consecutive ids, hubs first within one
+    for group, first in zip(members, (0, 6, 11)):
+        assert sorted(new_id[group]) == list(range(first, first + group.size))
+    degree = np.diff(graph.in_offsets)
+    order = np.argsort(new_id)
+    for group in members:
+        in_order = order[np.isin(order, group)]
+        assert (np.diff(degree[in_order]) <= 0).all()
+
+
+def test_community_order_is_a_permutation_and_deterministic():
+    graph = rmat12()
+    labels = locality.community_labels(graph.in_offsets, graph.sources, seed=3)
+    np.testing.assert_array_equal(labels, locality.community_labels(graph.in_offsets, graph.sources, seed=3))
+    new_id = locality.community_ids(graph.in_offsets, labels)
+    assert np.array_equal(np.sort(new_id), np.arange(graph.num_vertices))
+
+
+def test_relabelled_graph_is_the_graph_built_from_renamed_edges():
+    graph = college()
+    new_id = np.random.default_rng(9).permutation(graph.num_vertices).astype(np.int32)
+    relabelled = locality.relabelled_graph(graph, new_id)
+    source, target = graph.edges()
+    expected = Graph.from_edges(new_id[source], new_id[target], graph.num_vertices, self_loops=False)
+    for field in ("offsets", "targets", "in_offsets", "sources"):
+        np.testing.assert_array_equal(getattr(relabelled, field), getattr(expected, field), err_msg=field)
 
 
 def test_layout_calls_are_checked_and_their_runs_reported_as_the_engine_reports(monkeypatch):
