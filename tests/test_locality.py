@@ -260,7 +260,7 @@ def test_relabelled_graph_is_the_graph_built_from_renamed_edges():
 
 
 def test_layout_calls_are_checked_and_their_runs_reported_as_the_engine_reports(monkeypatch):
-    # The layouts' pagerank entries (segmenting, propagation blocking) share these two steps; the
+    # The layouts' pagerank entries (segmenting, propagation blocking, G-Shards) share these two steps; the
     # device name is the only part that needs a GPU.
     from dynpr.errors import ConvergenceError
     from dynpr.gpu import locality as gpu_locality
@@ -286,3 +286,16 @@ def test_layout_calls_are_checked_and_their_runs_reported_as_the_engine_reports(
     with pytest.raises(ConvergenceError, match="max_iterations"):
         gpu_locality.layout_result(stopped, graph, "static", "blocking_c32",
                                    PageRankOptions(raise_on_max_iterations=True))
+
+
+def test_a_layout_that_will_not_fit_is_refused_before_its_build(monkeypatch):
+    # The three layouts' prepare() share this check; the free memory is the only part that needs a GPU.
+    from dynpr.gpu import locality as gpu_locality
+    from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES
+    from dynpr.hostmem import GIB
+
+    monkeypatch.setattr(gpu_locality, "free_device_bytes", lambda: DEFAULT_RESERVE_BYTES + GIB)
+    gpu_locality.check_layout_fits(GIB, "G-Shards", 10, 20)  # exactly what is free beyond the reserve
+    message = r"G-Shards needs 2\.00 GiB on the GPU, .* \(10 vertices, 20 edges, 3 segments\)"
+    with pytest.raises(MemoryError, match=message):
+        gpu_locality.check_layout_fits(2 * GIB, "G-Shards", 10, 20, ", 3 segments")

@@ -22,9 +22,7 @@ from dynpr.blocking import (BIN_WIDTH, BUILD_CHUNK_EDGES, BlockedLayout, bin_wid
                             build_blocking, tile_edges_for)
 from dynpr.gpu import loader
 from dynpr.gpu.device_graph import DeviceGraph, to_device
-from dynpr.gpu.locality import LayoutLoop, check_layout_call, kernels, layout_result
-from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, free_device_bytes
-from dynpr.hostmem import GIB
+from dynpr.gpu.locality import LayoutLoop, check_layout_call, check_layout_fits, kernels, layout_result
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 
 #: Threads per block of both kernels (``kBlockingThreads``); their shared memory allows one or two per SM.
@@ -86,11 +84,8 @@ def prepare(graph, *, dtype: str = "float32", bin_width: int | None = None,
     g = graph if isinstance(graph, DeviceGraph) else to_device(graph)
     n, m = g.n, int(g.targets.size)
     bin_width = bin_width or bin_width_for(n, cupy.cuda.Device().attributes["MultiProcessorCount"])
-    needed, free = build_bytes(n, m, dtype, bin_width, tile_edges), free_device_bytes()
-    if needed + DEFAULT_RESERVE_BYTES > free:
-        raise MemoryError(f"propagation blocking needs {needed / GIB:.2f} GiB on the GPU, {free / GIB:.2f} GiB free "
-                          f"({n} vertices, {m} edges)")
-    _warm_up()
+    check_layout_fits(build_bytes(n, m, dtype, bin_width, tile_edges), "propagation blocking", n, m)
+    warm_up(BlockedLoop, _build)
     return _build(cupy, g, dtype, bin_width, tile_edges)
 
 
@@ -190,11 +185,12 @@ def pagerank(approach: str, graph, previous_ranks=None, options: PageRankOptions
 
 
 @functools.cache
-def _warm_up() -> None:
-    """Compile and load the kernels and the builder's CuPy kernels once, untimed (a tiny graph, both
-    dtypes, a few iterations)."""
+def warm_up(loop, build) -> None:
+    """Compile and load a streamed layout's kernels and its builder's CuPy kernels once, untimed: a
+    tiny graph built by ``build(cupy, graph, dtype, 4)`` (four vertices per bin or shard) and run a
+    few iterations by ``loop(layout, options)``, for both dtypes."""
     from dynpr.gpu.pagerank import tiny_case
 
     cupy, g = loader.require_cupy(), tiny_case()[0]
     for dtype in DTYPES:
-        BlockedLoop(_build(cupy, g, dtype, 4), PageRankOptions(max_iterations=3)).run(np.full(g.n, 1.0 / g.n))
+        loop(build(cupy, g, dtype, 4), PageRankOptions(max_iterations=3)).run(np.full(g.n, 1.0 / g.n))

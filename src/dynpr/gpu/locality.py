@@ -96,6 +96,15 @@ def _launches(layout: SegmentLayout) -> tuple:
                                int(pieces[s]), int(pieces[s + 1] - pieces[s])) for s in range(layout.segments))
 
 
+def check_layout_fits(needed: int, design: str, n: int, m: int, detail: str = "") -> None:
+    """Raise MemoryError, before a layout's build allocates, when its ``needed`` bytes and the reserve
+    exceed the free device memory; the message names the ``design`` and the graph (and ``detail``)."""
+    free = free_device_bytes()
+    if needed + DEFAULT_RESERVE_BYTES > free:
+        raise MemoryError(f"{design} needs {needed / GIB:.2f} GiB on the GPU, {free / GIB:.2f} GiB free ({n} vertices, "
+                          f"{m} edges{detail})")
+
+
 def build_bytes(n: int, m: int, segments: int, order: str, short_edges: int = SHORT_EDGES) -> int:
     """Device bytes :func:`prepare` needs beyond the uploaded graph: the layout and run
     (:func:`dynpr.locality.layout_device_bytes` at its bound), the relabelled in-CSR and the
@@ -127,10 +136,8 @@ def prepare(graph, *, l2_share: float = DEFAULT_L2_SHARE, width: int | None = No
     n, m = g.n, int(g.sources.size)
     if width is None:
         width = segment_width(n, l2_bytes or cupy.cuda.Device().attributes["L2CacheSize"], l2_share)
-    needed, free = build_bytes(n, m, num_segments(n, width), order, short_edges), free_device_bytes()
-    if needed + DEFAULT_RESERVE_BYTES > free:
-        raise MemoryError(f"the segmented layout needs {needed / GIB:.2f} GiB on the GPU, {free / GIB:.2f} GiB "
-                          f"free ({n} vertices, {m} edges, {num_segments(n, width)} segments)")
+    check_layout_fits(build_bytes(n, m, num_segments(n, width), order, short_edges), "the segmented layout", n, m,
+                      f", {num_segments(n, width)} segments")
     _warm_up()
     return _build(cupy, g, width, order, short_edges)
 

@@ -13,7 +13,6 @@ the device memory is :func:`dynpr.shards.sharded_device_bytes`; the design: docs
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 
@@ -21,11 +20,9 @@ import numpy as np
 
 from dynpr.blocking import bin_width_for
 from dynpr.gpu import loader
-from dynpr.gpu.blocking import DTYPES, THREADS, warp_group
+from dynpr.gpu.blocking import DTYPES, THREADS, warp_group, warm_up
 from dynpr.gpu.device_graph import DeviceGraph, to_device
-from dynpr.gpu.locality import LayoutLoop, check_layout_call, kernels, layout_result
-from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, free_device_bytes
-from dynpr.hostmem import GIB
+from dynpr.gpu.locality import LayoutLoop, check_layout_call, check_layout_fits, kernels, layout_result
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.shards import BUILD_CHUNK_EDGES, ShardedLayout, build_shards, sharded_device_bytes
 
@@ -68,11 +65,8 @@ def prepare(graph, *, dtype: str = "float32", width: int | None = None) -> Devic
     g = graph if isinstance(graph, DeviceGraph) else to_device(graph)
     n, m = g.n, int(g.targets.size)
     width = width or bin_width_for(n, cupy.cuda.Device().attributes["MultiProcessorCount"])
-    needed, free = build_bytes(n, m, dtype, width), free_device_bytes()
-    if needed + DEFAULT_RESERVE_BYTES > free:
-        raise MemoryError(f"G-Shards need {needed / GIB:.2f} GiB on the GPU, {free / GIB:.2f} GiB free "
-                          f"({n} vertices, {m} edges)")
-    _warm_up()
+    check_layout_fits(build_bytes(n, m, dtype, width), "G-Shards", n, m)
+    warm_up(ShardedLoop, _build)
     return _build(cupy, g, dtype, width)
 
 
@@ -144,13 +138,3 @@ def pagerank(approach: str, graph, previous_ranks=None, options: PageRankOptions
     run = ShardedLoop(layout, options).run(start)
     return layout_result(run, graph, approach, f"shards_{'c32' if layout.dtype == 'float32' else 'c64'}", options)
 
-
-@functools.cache
-def _warm_up() -> None:
-    """Compile and load the kernel and the builder's CuPy kernels once, untimed (a tiny graph, both
-    dtypes, a few iterations)."""
-    from dynpr.gpu.pagerank import tiny_case
-
-    cupy, g = loader.require_cupy(), tiny_case()[0]
-    for dtype in DTYPES:
-        ShardedLoop(_build(cupy, g, dtype, 4), PageRankOptions(max_iterations=3)).run(np.full(g.n, 1.0 / g.n))
