@@ -40,6 +40,25 @@ def warp_group(runs: int) -> int:
     return min(32, max(1, runs // (GROUPS_PER_WARP * THREADS // 32)))
 
 
+def fixed_point_accumulator(kernel, width: int, what: str) -> int:
+    """Bytes of a block's fixed-point accumulator of ``width`` vertices in shared memory, set as
+    ``kernel``'s dynamic shared memory.
+
+    Raises
+    ------
+    ValueError
+        When the accumulator and the kernel's own shared memory exceed a block's (``what`` names the
+        width in the message).
+    """
+    shared = width * 8
+    limit = loader.require_cupy().cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+    if shared + kernel.shared_size_bytes > limit:
+        raise ValueError(f"{what} {width}: its accumulator ({shared} bytes) and the kernel's own shared memory "
+                         f"exceed a block's {limit} bytes")
+    kernel.max_dynamic_shared_size_bytes = shared
+    return shared
+
+
 @dataclass
 class DeviceBlocking:
     """A graph's propagation-blocking layout on the device, 1/d, the stored dtype and the build time."""
@@ -114,13 +133,8 @@ class BlockedLoop(LayoutLoop):
         self.db, self.expand, self.accumulate = db, functions["blocking_expand"], functions["blocking_accumulate"]
         self.stored = self.cupy.empty(lay.m, dtype=db.dtype)
         self.expand_shared = lay.tile_edges * self.stored.itemsize
-        self.accumulate_shared = lay.bin_width * 8
-        limit = self.cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
-        if self.accumulate_shared + self.accumulate.shared_size_bytes > limit:
-            raise ValueError(f"bin width {lay.bin_width}: its accumulator ({self.accumulate_shared} bytes) and the "
-                             f"kernel's own shared memory exceed a block's {limit} bytes")
         self.expand.max_dynamic_shared_size_bytes = self.expand_shared
-        self.accumulate.max_dynamic_shared_size_bytes = self.accumulate_shared
+        self.accumulate_shared = fixed_point_accumulator(self.accumulate, lay.bin_width, "bin width")
         self.group = warp_group(lay.tiles)
 
     def iteration(self, j: int) -> None:

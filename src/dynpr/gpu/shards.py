@@ -20,7 +20,7 @@ import numpy as np
 
 from dynpr.blocking import bin_width_for
 from dynpr.gpu import loader
-from dynpr.gpu.blocking import DTYPES, THREADS, warp_group, warm_up
+from dynpr.gpu.blocking import DTYPES, THREADS, fixed_point_accumulator, warp_group, warm_up
 from dynpr.gpu.device_graph import DeviceGraph, to_device
 from dynpr.gpu.locality import LayoutLoop, check_layout_call, check_layout_fits, kernels, layout_result
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
@@ -93,12 +93,7 @@ class ShardedLoop(LayoutLoop):
         super().__init__(lay.n, None, ds.inv_degree, options, ds.dtype)
         self.ds, self.kernel = ds, kernels(ds.dtype)["shards_iterate"]
         self.stored = [self.cupy.empty(lay.m, dtype=ds.dtype) for _ in range(2)]
-        self.shared = lay.width * 8
-        limit = self.cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
-        if self.shared + self.kernel.shared_size_bytes > limit:
-            raise ValueError(f"shard width {lay.width}: its accumulator ({self.shared} bytes) and the kernel's own "
-                             f"shared memory exceed a block's {limit} bytes")
-        self.kernel.max_dynamic_shared_size_bytes = self.shared
+        self.shared = fixed_point_accumulator(self.kernel, lay.width, "shard width")
         self.group = warp_group(lay.shards)
 
     def start(self) -> None:
