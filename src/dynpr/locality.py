@@ -19,6 +19,11 @@ summing in their order: segment by segment, each short sub-row's edges in
 stored order (long sub-rows are summed in pieces on the GPU, whose sums differ
 from the twin's in the last bits only).
 
+The orders the layouts and the benchmarks number vertices in live here too: hub-first
+(:func:`hub_first_ids`, the default engine's) and by communities (:func:`community_labels`,
+:func:`community_ids`), and the graph or in-CSR renamed by one (:func:`relabelled_graph`,
+:func:`relabelled_in_csr`).
+
 Importing this module needs no CuPy.
 """
 
@@ -227,7 +232,7 @@ def hub_first_ids(in_offsets: np.ndarray) -> np.ndarray:
     return new_id
 
 
-#: Label-propagation rounds of :func:`community_ids`; a random half of the vertices moves in each.
+#: Label-propagation rounds of :func:`community_labels`; a random half of the vertices moves in each.
 COMMUNITY_ROUNDS = 8
 
 
