@@ -7,6 +7,9 @@ checks of :mod:`dynpr.csr_checks` use them without depending on the graph type.
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import fields
+
 import numpy as np
 
 VERTEX_DTYPE = np.int32
@@ -36,6 +39,13 @@ def to_host(a) -> np.ndarray:
 def as_array(xp, a):
     """``a`` as an array of module ``xp`` (numpy or cupy), copied across the bus when it lives elsewhere."""
     return to_host(a) if xp is np else xp.asarray(a)
+
+
+def array_fields(record) -> dict:
+    """A dataclass's array fields by name: every field but its integer counts and sizes (the layouts
+    of :mod:`dynpr.locality`, :mod:`dynpr.blocking` and :mod:`dynpr.shards`)."""
+    return {f.name: value for f in fields(record)
+            if not isinstance(value := getattr(record, f.name), numbers.Integral)}
 
 
 def ranks_within(lengths: np.ndarray) -> np.ndarray:

@@ -27,11 +27,11 @@ CuPy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from dynpr.arrays import ranks_within
+from dynpr.arrays import array_fields, ranks_within
 from dynpr.graph import array_module
 
 #: Destinations per bin: their float64 accumulator (128 KiB) fills most of a block's shared memory.
@@ -54,10 +54,6 @@ def bin_width_for(n: int, multiprocessors: int) -> int:
 def tile_edges_for(dtype) -> int:
     """Out-edges per tile: as many contributions of ``dtype`` as :data:`STAGING_BYTES` hold."""
     return min(MAX_LOCAL, STAGING_BYTES // np.dtype(dtype).itemsize)
-
-
-#: The fields of :class:`BlockedLayout` that are numbers, not arrays.
-_SCALARS = ("n", "m", "bin_width", "tile_edges")
 
 
 @dataclass
@@ -96,7 +92,7 @@ class BlockedLayout:
 
     def arrays(self) -> dict:
         """The array fields by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SCALARS}
+        return array_fields(self)
 
 
 def check_shape(n: int, bin_width: int, tile_edges: int) -> None:

@@ -29,11 +29,12 @@ Importing this module needs no CuPy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from dynpr.arrays import array_fields
 from dynpr.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions
 
@@ -73,10 +74,6 @@ def segment_width(n: int, l2_bytes: int = H100_L2_BYTES, share: float = DEFAULT_
 def num_segments(n: int, width: int) -> int:
     """Segments of ``width`` source ids that cover n vertices."""
     return -(-n // width)
-
-
-#: The fields of :class:`SegmentLayout` that are numbers, not arrays.
-_SCALARS = ("n", "width", "short_edges")
 
 
 def relabelled_graph(graph: Graph, new_id) -> Graph:
@@ -135,11 +132,11 @@ class SegmentLayout:
     @property
     def nbytes(self) -> int:
         """Bytes of the layout's arrays."""
-        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name not in _SCALARS)
+        return sum(a.nbytes for a in self.arrays().values())
 
     def arrays(self) -> dict:
         """The array fields by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SCALARS}
+        return array_fields(self)
 
 
 

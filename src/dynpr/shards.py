@@ -29,16 +29,12 @@ and :mod:`dynpr.gpu.shards`. Importing this module needs no CuPy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from dynpr.arrays import array_module, ranks_within
+from dynpr.arrays import array_fields, array_module, ranks_within
 from dynpr.blocking import BUILD_CHUNK_EDGES, MAX_LOCAL
-
-#: The fields of :class:`ShardedLayout` that are numbers, not arrays.
-_SCALARS = ("n", "m", "width")
-
 
 @dataclass
 class ShardedLayout:
@@ -74,7 +70,7 @@ class ShardedLayout:
 
     def arrays(self) -> dict:
         """The array fields by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SCALARS}
+        return array_fields(self)
 
 
 def check_width(n: int, width: int) -> None:
