@@ -26,9 +26,9 @@ configfile: "config.yaml"
 
 # Jobs import dynpr from this checkout, also inside the per-rule conda environments
 # (--use-conda; workflow/envs/*.yaml hold its dependencies, not dynpr itself).
-os.environ.update(PYTHONPATH=os.pathsep.join(
-    p for p in (os.path.join(workflow.basedir, "src"), os.environ.get("PYTHONPATH")) if p
-))
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(p for p in (os.path.join(workflow.basedir, "src"), os.environ.get("PYTHONPATH")) if p)
+)
 
 
 report: "workflow/report/workflow.rst"
@@ -44,9 +44,11 @@ include: "workflow/rules/bench.smk"
 
 # Said when the plan is made (dry runs too): hours of CPU work are a choice to make knowingly.
 if _slow := slow_cpu_runs():
-    print(f"dynpr: on the CPU engine these experiments take at least {', '.join(_slow)} (one Static solve "
-          "costs ~1.4 ns per edge and iteration there); the GPU backend runs them in minutes (docs/scaling.md)",
-          file=sys.stderr)
+    print(
+        f"dynpr: on the CPU engine these experiments take at least {', '.join(_slow)} (one Static solve "
+        "costs ~1.4 ns per edge and iteration there); the GPU backend runs them in minutes (docs/scaling.md)",
+        file=sys.stderr,
+    )
 
 
 # Cheap rules run in the main Snakemake process, never as cluster jobs; download too,

@@ -30,7 +30,7 @@ from dynpr.gpu import pagerank as gpu_pagerank  # noqa: E402
 from dynpr.kahn import kahn  # noqa: E402
 from dynpr.pagerank import cpu as cpu_pagerank  # noqa: E402
 from dynpr.pagerank import l1_error, marking, reference  # noqa: E402
-from dynpr.errors import ConvergenceError
+from dynpr.errors import ConvergenceError  # noqa: E402
 from dynpr.pagerank.options import PageRankOptions  # noqa: E402
 from dynpr.rmat import rmat_edges  # noqa: E402
 

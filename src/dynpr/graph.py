@@ -172,17 +172,17 @@ def _row_lower_bound_host(cols, lo, hi, values):
     queries. ``lo`` is updated in place and returned.
     """
     open_ = np.flatnonzero(lo < hi)
-    l, h, v = lo[open_], hi[open_], values[open_]
+    low, high, v = lo[open_], hi[open_], values[open_]
     while open_.size:
-        mid = (l + h) >> 1
+        mid = (low + high) >> 1
         right = cols[mid] < v
-        l = np.where(right, mid + 1, l)
-        h = np.where(right, h, mid)
-        done = l >= h
+        low = np.where(right, mid + 1, low)
+        high = np.where(right, high, mid)
+        done = low >= high
         if done.any():
-            lo[open_[done]] = l[done]
+            lo[open_[done]] = low[done]
             still = ~done
-            open_, l, h, v = open_[still], l[still], h[still], v[still]
+            open_, low, high, v = open_[still], low[still], high[still], v[still]
     return lo
 
 

@@ -12,16 +12,16 @@ rule temporal_base:
         "results/graphs/{dataset}.npz",
     output:
         "results/batches/{dataset}/temporal_base.npz",
-    params:
-        base_fraction=config["temporal"]["base_fraction"],
-    resources:
-        mem_mb=batches_mem_mb("temporal_base"),
     log:
         "results/logs/batches/{dataset}/temporal_base.log",
     benchmark:
         "results/benchmarks/temporal_base_{dataset}.tsv"
     conda:
         "../envs/dynpr.yaml"
+    resources:
+        mem_mb=batches_mem_mb("temporal_base"),
+    params:
+        base_fraction=config["temporal"]["base_fraction"],
     script:
         "../scripts/make_temporal_base.py"
 
@@ -31,18 +31,18 @@ rule temporal_batches:
         "results/graphs/{dataset}.npz",
     output:
         "results/batches/{dataset}/temporal_{fraction}.npz",
-    params:
-        fraction=lambda wildcards: float(wildcards.fraction),
-        base_fraction=config["temporal"]["base_fraction"],
-        num_batches=config["temporal"]["num_batches"],
-    resources:
-        mem_mb=batches_mem_mb("temporal_batches"),
     log:
         "results/logs/batches/{dataset}/temporal_{fraction}.log",
     benchmark:
         "results/benchmarks/temporal_batches_{dataset}_{fraction}.tsv"
     conda:
         "../envs/dynpr.yaml"
+    resources:
+        mem_mb=batches_mem_mb("temporal_batches"),
+    params:
+        fraction=lambda wildcards: float(wildcards.fraction),
+        base_fraction=config["temporal"]["base_fraction"],
+        num_batches=config["temporal"]["num_batches"],
     script:
         "../scripts/make_temporal_batches.py"
 
@@ -52,18 +52,18 @@ rule random_batches:
         "results/graphs/{dataset}.npz",
     output:
         "results/batches/{dataset}/random_{fraction}.npz",
-    params:
-        fraction=lambda wildcards: float(wildcards.fraction),
-        insert_share=config["random"]["insert_share"],
-        repeats=config["random"]["repeats"],
-        seed=config["seed"],
-    resources:
-        mem_mb=batches_mem_mb("random_batches"),
     log:
         "results/logs/batches/{dataset}/random_{fraction}.log",
     benchmark:
         "results/benchmarks/random_batches_{dataset}_{fraction}.tsv"
     conda:
         "../envs/dynpr.yaml"
+    resources:
+        mem_mb=batches_mem_mb("random_batches"),
+    params:
+        fraction=lambda wildcards: float(wildcards.fraction),
+        insert_share=config["random"]["insert_share"],
+        repeats=config["random"]["repeats"],
+        seed=config["seed"],
     script:
         "../scripts/make_random_batches.py"

@@ -11,19 +11,19 @@ rule bench:
         static="results/bench/static_variants.csv",
         ablation="results/bench/partition_ablation.csv",
         kahn="results/bench/kahn.csv",
+    log:
+        "results/logs/bench.log",
+    conda:
+        "../envs/dynpr-gpu.yaml"
+    resources:
+        gpu=1,
+        timing=1,
+        mem_mb=bench_mem_mb,
     params:
         **config["bench"],
         bench_graphs=bench_graph_names(),
         batch_files=bench_batch_files(),
         seed=config["seed"],
         reference_tolerance=config["pagerank"]["reference_tolerance"],
-    log:
-        "results/logs/bench.log",
-    resources:
-        gpu=1,
-        timing=1,
-        mem_mb=bench_mem_mb,
-    conda:
-        "../envs/dynpr-gpu.yaml"
     script:
         "../scripts/bench_gpu_tables.py"

@@ -105,8 +105,7 @@ def batch_targets(dataset):
     """Batch files of one dataset: temporal slices (and base) for temporal graphs, random batches otherwise."""
     kind = run_experiment_kind(dataset)
     base = [f"results/batches/{dataset}/temporal_base.npz"] if kind == "temporal" else []
-    return base + [f"results/batches/{dataset}/{kind}_{fraction_label(f)}.npz"
-                   for f in config[kind]["batch_fractions"]]
+    return base + [f"results/batches/{dataset}/{kind}_{fraction_label(f)}.npz" for f in config[kind]["batch_fractions"]]
 
 
 def all_batch_targets():
@@ -131,9 +130,9 @@ COMPARE_BACKENDS = bool(config.get("compare_backends", False))
 OTHER_BACKEND = "gpu" if config["backend"] == "cpu" else "cpu"
 # What in the config needs a GPU machine. The Snakefile's onstart refuses it on a machine without
 # one, after the DAG is built and before any job runs; a dry run skips onstart, so it still plans.
-GPU_WORK = ", ".join(option for option, wanted in (("backend: gpu", GPU_CONFIG),
-                                                   ("compare_backends: true", COMPARE_BACKENDS)) if wanted)
-
+GPU_WORK = ", ".join(
+    option for option, wanted in (("backend: gpu", GPU_CONFIG), ("compare_backends: true", COMPARE_BACKENDS)) if wanted
+)
 
 
 def backend_env(backend):
@@ -218,10 +217,16 @@ def run_gpu_mem_mb(wildcards):
 
     c = dataset_counts(catalog_dataset(wildcards.dataset), gpu=True)
     edges = c.temporal_edges or c.edges - c.vertices
-    plan = experiment_device_bytes(c.vertices, c.edges, int(max(run_fractions(wildcards)) * edges) + 1,
-                                   config["approaches"], options_from_config(config["pagerank"])[0],
-                                   repeat=config["repeat"], temporal=bool(c.temporal_edges),
-                                   relabel=relabels(c.vertices, 50 << 20))
+    plan = experiment_device_bytes(
+        c.vertices,
+        c.edges,
+        int(max(run_fractions(wildcards)) * edges) + 1,
+        config["approaches"],
+        options_from_config(config["pagerank"])[0],
+        repeat=config["repeat"],
+        temporal=bool(c.temporal_edges),
+        relabel=relabels(c.vertices, 50 << 20),
+    )
     return mem_mb(plan["peak"])
 
 
@@ -278,9 +283,14 @@ def bench_batch_files():
     for d in config["bench"]["ablation_graphs"]:
         kind = run_experiment_kind(d)
         for f in config["bench"]["fractions"]:
-            files.append({"graph": d, "fraction": float(f),
-                          "batches": f"results/batches/{d}/{kind}_{fraction_label(f)}.npz",
-                          "base": f"results/batches/{d}/temporal_base.npz" if kind == "temporal" else None})
+            files.append(
+                {
+                    "graph": d,
+                    "fraction": float(f),
+                    "batches": f"results/batches/{d}/{kind}_{fraction_label(f)}.npz",
+                    "base": f"results/batches/{d}/temporal_base.npz" if kind == "temporal" else None,
+                }
+            )
     return files
 
 
@@ -288,8 +298,7 @@ def bench_rule_inputs(wildcards):
     """Inputs of the bench rule, the prepared graphs (in :func:`bench_graph_names` order, which
     params.bench_graphs repeats) and every batch file of the ablation."""
     batches = [path for f in bench_batch_files() for path in (f["batches"], f["base"]) if path]
-    return {"graphs": [f"results/graphs/{d}.npz" for d in bench_graph_names()],
-            "batches": list(dict.fromkeys(batches))}
+    return {"graphs": [f"results/graphs/{d}.npz" for d in bench_graph_names()], "batches": list(dict.fromkeys(batches))}
 
 
 def bench_mem_mb(wildcards):
@@ -302,14 +311,16 @@ def bench_mem_mb(wildcards):
 
 
 # The tables of rule bench that the bench figures plot.
-BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv",
-                "results/bench/kahn.csv")
+BENCH_TABLES = ("results/bench/static_variants.csv", "results/bench/partition_ablation.csv", "results/bench/kahn.csv")
 
 
 def claims_bench_inputs(wildcards=None):
     """The benchmark tables the reports' claims read (rule bench's, with a GPU config), by name."""
-    return {"static_variants": BENCH_TABLES[0], "partition_ablation": BENCH_TABLES[1],
-            "kahn": "results/bench/kahn.csv"} if GPU_CONFIG else {}
+    return (
+        {"static_variants": BENCH_TABLES[0], "partition_ablation": BENCH_TABLES[1], "kahn": "results/bench/kahn.csv"}
+        if GPU_CONFIG
+        else {}
+    )
 
 
 def bench_inputs(wildcards=None):
@@ -329,8 +340,9 @@ GPU_FIGURES = {  # figure -> (in the DAG, the option that puts it there)
     "kahn_bench": (GPU_CONFIG, "--config backend=gpu"),
     "gpu_vs_cpu": (COMPARE_BACKENDS, "--config compare_backends=True"),
 }
-_SKIPPED = [f"{name} (`snakemake --cores 1 figures {option}`)" for name, (wanted, option) in GPU_FIGURES.items()
-            if not wanted]
+_SKIPPED = [
+    f"{name} (`snakemake --cores 1 figures {option}`)" for name, (wanted, option) in GPU_FIGURES.items() if not wanted
+]
 SKIPPED_FIGURES = f"{', '.join(_SKIPPED)}: they need a GPU machine" if _SKIPPED else ""
 
 

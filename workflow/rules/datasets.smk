@@ -6,10 +6,6 @@
 rule download:
     output:
         "datasets/raw/{file}",
-    params:
-        # sha256/size are read at run time (catalog + lock file): recording a lock entry
-        # must not make Snakemake re-download the file and rerun everything after it
-        url=lambda wildcards: raw_dataset(wildcards.file).url,
     log:
         "results/logs/download/{file}.log",
     benchmark:
@@ -18,6 +14,10 @@ rule download:
         file=RAW_FILE_PATTERN,
     conda:
         "../envs/dynpr.yaml"
+    params:
+        # sha256/size are read at run time (catalog + lock file): recording a lock entry
+        # must not make Snakemake re-download the file and rerun everything after it
+        url=lambda wildcards: raw_dataset(wildcards.file).url,
     script:
         "../scripts/download.py"
 
@@ -28,14 +28,14 @@ rule prepare:
     output:
         npz="results/graphs/{dataset}.npz",
         json="results/graphs/{dataset}.json",
-    resources:
-        mem_mb=prepare_mem_mb,
-        gpu=prepare_gpus,
     log:
         "results/logs/prepare/{dataset}.log",
     benchmark:
         "results/benchmarks/prepare_{dataset}.tsv"
     conda:
         "../envs/dynpr.yaml"
+    resources:
+        mem_mb=prepare_mem_mb,
+        gpu=prepare_gpus,
     script:
         "../scripts/prepare.py"

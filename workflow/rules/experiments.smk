@@ -10,6 +10,17 @@ rule run_experiment:
         unpack(run_inputs),
     output:
         "results/runs/{dataset}.csv",
+    log:
+        "results/logs/run/{dataset}.log",
+    benchmark:
+        "results/benchmarks/run_{dataset}.tsv"
+    conda:
+        backend_env(config["backend"])
+    resources:
+        gpu=run_gpus,
+        mem_mb=run_mem_mb,
+        gpu_mem_mb=run_gpu_mem_mb,
+        timing=1,
     params:
         experiment=lambda wildcards: run_experiment_kind(wildcards.dataset),
         fractions=run_fractions,
@@ -17,17 +28,6 @@ rule run_experiment:
         backend=config["backend"],
         pagerank=config["pagerank"],
         repeat=config["repeat"],
-    log:
-        "results/logs/run/{dataset}.log",
-    benchmark:
-        "results/benchmarks/run_{dataset}.tsv"
-    resources:
-        gpu=run_gpus,
-        mem_mb=run_mem_mb,
-        gpu_mem_mb=run_gpu_mem_mb,
-        timing=1,
-    conda:
-        backend_env(config["backend"])
     script:
         "../scripts/run_experiment.py"
 
@@ -36,6 +36,19 @@ rule run_experiment:
 use rule run_experiment as run_experiment_on_backend with:
     output:
         "results/runs/{backend}/{dataset}.csv",
+    log:
+        "results/logs/run/{backend}/{dataset}.log",
+    benchmark:
+        "results/benchmarks/run_{backend}_{dataset}.tsv"
+    wildcard_constraints:
+        backend="cpu|gpu",
+    conda:
+        backend_env(OTHER_BACKEND)
+    resources:
+        gpu=run_gpus,
+        mem_mb=run_mem_mb,
+        gpu_mem_mb=run_gpu_mem_mb,
+        timing=1,
     params:
         experiment=lambda wildcards: run_experiment_kind(wildcards.dataset),
         fractions=run_fractions,
@@ -43,19 +56,6 @@ use rule run_experiment as run_experiment_on_backend with:
         backend=lambda wildcards: wildcards.backend,
         pagerank=config["pagerank"],
         repeat=config["repeat"],
-    log:
-        "results/logs/run/{backend}/{dataset}.log",
-    conda:
-        backend_env(OTHER_BACKEND)
-    benchmark:
-        "results/benchmarks/run_{backend}_{dataset}.tsv"
-    resources:
-        gpu=run_gpus,
-        mem_mb=run_mem_mb,
-        gpu_mem_mb=run_gpu_mem_mb,
-        timing=1,
-    wildcard_constraints:
-        backend="cpu|gpu",
 
 
 rule compare_backends:

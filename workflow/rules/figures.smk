@@ -29,14 +29,14 @@ rule plot_summary:
     output:
         png=report("figures/{figure}.png", caption="../report/figures.rst", category=figure_category),
         pdf="figures/{figure}.pdf",
-    params:
-        figure=lambda wildcards: wildcards.figure,
     log:
         "results/logs/figures/{figure}.log",
-    conda:
-        "../envs/dynpr.yaml"
     wildcard_constraints:
         figure="|".join(SUMMARY_FIGURES),
+    conda:
+        "../envs/dynpr.yaml"
+    params:
+        figure=lambda wildcards: wildcards.figure,
     script:
         "../scripts/plot_summary.py"
 
@@ -48,14 +48,14 @@ rule plot_bench:
     output:
         png=report("figures/{figure}.png", caption="../report/figures.rst", category=figure_category),
         pdf="figures/{figure}.pdf",
-    params:
-        figure=lambda wildcards: wildcards.figure,
     log:
         "results/logs/figures/{figure}.log",
-    conda:
-        "../envs/dynpr.yaml"
     wildcard_constraints:
         figure="|".join(BENCH_FIGURES),
+    conda:
+        "../envs/dynpr.yaml"
+    params:
+        figure=lambda wildcards: wildcards.figure,
     script:
         "../scripts/plot_bench.py"
 
@@ -72,11 +72,11 @@ rule plot_temporal_per_batch:
             subcategory="{dataset}",
         ),
         pdf="figures/temporal_per_batch_{dataset}.pdf",
-    params:
-        figure="temporal_per_batch",
     log:
         "results/logs/figures/temporal_per_batch_{dataset}.log",
     conda:
         "../envs/dynpr.yaml"
+    params:
+        figure="temporal_per_batch",
     script:
         "../scripts/plot_summary.py"
