@@ -16,7 +16,7 @@ if os.path.isdir(os.path.join(workflow.basedir, "src", "dynpr")):
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 if os.path.isfile("config.yaml"):  # Snakemake's own parse error names neither the file nor the line
-    from dynpr.validate import load_yaml
+    from dynpr.graph.validate import load_yaml
 
     load_yaml("config.yaml", "config")
 
@@ -73,7 +73,7 @@ if "timing" not in workflow.global_resources:
 
 onstart:
     if GPU_WORK:
-        from dynpr.snakemake_jobs import gpu_machine_missing
+        from dynpr.pipeline.jobs import gpu_machine_missing
 
         if missing := gpu_machine_missing(GPU_WORK):
             print(missing, file=sys.stderr)

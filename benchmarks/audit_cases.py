@@ -148,8 +148,8 @@ class Base:
 
 def build_base(work: Path) -> Base:
     sys.path.insert(0, str(REPO / "src"))
-    from dynpr.prepare import build_graph
-    from dynpr.readers import read_edges
+    from dynpr.io.prepare import build_graph
+    from dynpr.io.readers import read_edges
 
     dynpr = [sys.executable, "-m", "dynpr"]
     edges = random_edges()

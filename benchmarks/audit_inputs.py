@@ -159,11 +159,11 @@ def use_cases(b: Base, workflow_rev: str) -> None:
     prelude = textwrap.dedent(f"""
         import sys, numpy as np
         from dynpr.errors import DynprError
-        from dynpr.graph import Graph
+        from dynpr.graph.graph import Graph
         from dynpr.batches import Batch
         from dynpr import pagerank as pr
-        from dynpr.dynamic import DynamicPageRank
-        from dynpr.prepare import load_prepared
+        from dynpr.pagerank.dynamic import DynamicPageRank
+        from dynpr.io.prepare import load_prepared
         g, _ = load_prepared({str(prepared)!r})
         n = g.num_vertices
         """)
@@ -203,7 +203,7 @@ def use_cases(b: Base, workflow_rev: str) -> None:
                                       "random_batch(g, float('nan'), 0.8, batch_rng(1, 'g', 0.1, 0))", "input"),
         "random-batch-fraction-2": ("from dynpr.batches import random_batch, batch_rng; "
                                     "random_batch(g, 2.0, 0.8, batch_rng(1, 'g', 2.0, 0))", "input"),
-        "read-edges-missing": ("from dynpr.readers import read_edges; read_edges('/nonexistent/e.txt')", "input"),
+        "read-edges-missing": ("from dynpr.io.readers import read_edges; read_edges('/nonexistent/e.txt')", "input"),
         "kahn-none": ("from dynpr.kahn import kahn; kahn(None)", "input"),
         "l1-error-shapes": ("pr.l1_error(np.ones(3), np.ones(4))", "input"),
     }

@@ -8,7 +8,7 @@ each stage's peak allocation (``tracemalloc``, NumPy's arrays included) over the
 graph's bytes, and as a yardstick the time of one ``np.sort`` of |E| random int64 keys.
 The graph is an R-MAT graph (``--rmat-scale``, generated on the host) or a
 dataset: the prepared one (``results/graphs/{dataset}.npz``) when it exists,
-else read as ``dynpr pagerank`` reads it (``dynpr.prepare.read_graph``).
+else read as ``dynpr pagerank`` reads it (``dynpr.io.prepare.read_graph``).
 
     python benchmarks/bench_batches.py [--dataset web-NotreDame] [--fractions 0.1] [--repeats 3]
     python benchmarks/bench_batches.py --rmat-scale 22 --fractions 0.01 0.1 --repeats 1
@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dynpr.atomic_files import write_csv_atomic
+from dynpr.graph.atomic_files import write_csv_atomic
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch_with_report, batch_rng, random_batch
-from dynpr.hostmem import GIB, peak_rss_gib, reset_peak_rss
-from dynpr.results import git_commit, timestamp
+from dynpr.graph.hostmem import GIB, peak_rss_gib, reset_peak_rss
+from dynpr.evaluation.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
@@ -53,12 +53,12 @@ def main(argv=None) -> None:
 
     start = time.perf_counter()
     if args.rmat_scale is not None:
-        from dynpr.rmat import rmat_graph
+        from dynpr.generate.rmat import rmat_graph
 
         name = f"rmat-{args.rmat_scale}"
         graph = rmat_graph(args.rmat_scale, 16, seed=1, backend="cpu")
     else:
-        from dynpr.prepare import read_graph
+        from dynpr.io.prepare import read_graph
 
         name = args.dataset
         graph, _ = read_graph(args.dataset, results=ROOT / "results" / "graphs")

@@ -18,14 +18,14 @@ import numpy as np
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.atomic_files import write_csv_atomic
-from dynpr.bench import require_gpu, run_script
+from dynpr.graph.atomic_files import write_csv_atomic
+from dynpr.evaluation.bench import require_gpu, run_script
 from dynpr.designs import VARIANTS
 from dynpr.gpu import pagerank as engine
 from dynpr.gpu.device_graph import to_device
 from dynpr.pagerank.options import PageRankOptions
-from dynpr.prepare import read_graph
-from dynpr.results import git_commit
+from dynpr.io.prepare import read_graph
+from dynpr.evaluation.results import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 

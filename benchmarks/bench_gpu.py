@@ -5,7 +5,7 @@ device, git commit, parameters, iterations, event-timed milliseconds per phase a
 L1 error against the reference (Static at tau=1e-100, 500 iterations, on the GPU), the affected
 count and the time of the same batch's Static run (``static_ms``, so ``speedup_vs_static`` =
 static_ms / time_ms); prints medians per approach and fraction. Datasets: a catalog name or graph
-file, read as the CLI reads it (:func:`dynpr.prepare.read_graph`: ``results/graphs/{name}.npz``
+file, read as the CLI reads it (:func:`dynpr.io.prepare.read_graph`: ``results/graphs/{name}.npz``
 when prepared, else the source, renumbered), or ``rmatS`` (R-MAT scale S, edge factor 16,
 seeded by ``--seed``). ``--pull-shares`` runs DF and DF-P once per share of the edges at which
 they turn from push to pull mode (:data:`dynpr.designs.PULL_SHARE`, and
@@ -35,17 +35,17 @@ import pandas as pd
 from dynpr import APPROACHES
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, random_batch, temporal_batches
-from dynpr.atomic_files import write_csv_atomic
-from dynpr.bench import require_gpu, run_script
+from dynpr.graph.atomic_files import write_csv_atomic
+from dynpr.evaluation.bench import require_gpu, run_script
 from dynpr.designs import DEFAULT_VARIANT, PARTITIONS, REFERENCE_TOLERANCE, VARIANTS
 from dynpr.gpu import pagerank as engine
 from dynpr.gpu.resident import to_resident
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.pagerank import l1_error
 from dynpr.pagerank.options import PageRankOptions
-from dynpr.prepare import read_graph_with_ids
-from dynpr.results import git_commit
-from dynpr.rmat import rmat_graph
+from dynpr.io.prepare import read_graph_with_ids
+from dynpr.evaluation.results import git_commit
+from dynpr.generate.rmat import rmat_graph
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 REFERENCE = PageRankOptions(tolerance=REFERENCE_TOLERANCE, max_iterations=500)

@@ -2,7 +2,7 @@
 
 A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines) is written as
 ``.mtx`` and as a SuiteSparse-style ``<name>.tar.gz``, then read with
-:func:`dynpr.readers.read_matrix_market` / :func:`dynpr.readers.read_suitesparse_tar`, each in a
+:func:`dynpr.io.readers.read_matrix_market` / :func:`dynpr.io.readers.read_suitesparse_tar`, each in a
 child process of its own (peak RSS ``ru_maxrss`` of that child). One row per file goes to
 ``results/bench/mtx.csv`` with device, commit and parameters.
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: resu
 
 
 def _read(path: str) -> tuple[float, int, float]:
-    from dynpr.readers import read_matrix_market, read_suitesparse_tar
+    from dynpr.io.readers import read_matrix_market, read_suitesparse_tar
 
     t0 = time.perf_counter()
     edges = (read_suitesparse_tar if path.endswith(".tar.gz") else read_matrix_market)(path)
@@ -37,9 +37,9 @@ def _read(path: str) -> tuple[float, int, float]:
 
 def main(argv=None) -> None:
     from dynpr.backend import device_name
-    from dynpr.atomic_files import write_csv_atomic
-    from dynpr.results import git_commit, timestamp
-    from dynpr.rmat import rmat_raw_edges
+    from dynpr.graph.atomic_files import write_csv_atomic
+    from dynpr.evaluation.results import git_commit, timestamp
+    from dynpr.generate.rmat import rmat_raw_edges
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=20)

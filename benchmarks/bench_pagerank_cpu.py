@@ -21,11 +21,11 @@ import scipy.sparse as sp
 from dynpr import pagerank as pr
 from dynpr.backend import device_name
 from dynpr.batches import apply_batch, batch_rng, random_batch
-from dynpr.atomic_files import write_csv_atomic
-from dynpr.graph import Graph
+from dynpr.graph.atomic_files import write_csv_atomic
+from dynpr.graph.graph import Graph
 from dynpr.kahn import kahn
-from dynpr.prepare import read_graph
-from dynpr.results import git_commit
+from dynpr.io.prepare import read_graph
+from dynpr.evaluation.results import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pandas as pd
 
 from dynpr.backend import device_name
-from dynpr.atomic_files import write_csv_atomic
-from dynpr.catalog import get_dataset
-from dynpr.prepare import prepare
-from dynpr.results import git_commit, timestamp
+from dynpr.graph.atomic_files import write_csv_atomic
+from dynpr.io.catalog import get_dataset
+from dynpr.io.prepare import prepare
+from dynpr.evaluation.results import git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 TARGET_S = {"web-NotreDame": 15.0, "rmat-20": 30.0}
@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "prepare.csv"))
     args = parser.parse_args()
     phases = _PhaseTimes()
-    logger = logging.getLogger("dynpr.prepare")
+    logger = logging.getLogger("dynpr.io.prepare")
     logger.addHandler(phases)
     logger.setLevel(logging.INFO)
     rows = []

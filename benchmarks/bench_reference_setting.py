@@ -23,9 +23,9 @@ import pandas as pd
 from dynpr import pagerank as pr
 from dynpr.backend import device_name, resolve_backend
 from dynpr.batches import apply_batch, temporal_batches
-from dynpr.atomic_files import write_csv_atomic
-from dynpr.graph import renumber
-from dynpr.results import geometric_mean, git_commit, timestamp
+from dynpr.graph.atomic_files import write_csv_atomic
+from dynpr.graph.graph import renumber
+from dynpr.evaluation.results import geometric_mean, git_commit, timestamp
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 DATASET = "sx-mathoverflow"
@@ -36,7 +36,7 @@ REFERENCE_L1 = {1e-5: 5e-8, 1e-4: 6e-8, 1e-3: 1e-7}
 
 def file_order_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Temporal edges in file order (as the reference reads them), ids renumbered densely."""
-    # read here, not by dynpr.prepare.read_graph, whose temporal edges are sorted by time
+    # read here, not by dynpr.io.prepare.read_graph, whose temporal edges are sorted by time
     edges = pd.read_csv(path, sep=r"\s+", header=None, comment="#", usecols=[0, 1], dtype=np.int64)
     _, src, dst = renumber(edges[0].to_numpy(), edges[1].to_numpy())
     return src.astype(np.int32), dst.astype(np.int32)

@@ -8,7 +8,7 @@ the catalog is not read), upload to the GPU, Static, and per
 batch fraction: make a random batch, apply it on the host and (GPU) on the
 device-resident graph, check both give the same arrays, DF-P from the Static
 ranks on the device-applied graph. With ``--experiment`` the random-batch
-experiment itself (:func:`dynpr.experiments.run_batches`, every approach, one
+experiment itself (:func:`dynpr.evaluation.experiments.run_batches`, every approach, one
 batch per fraction, the graph resident on the device) follows, and each batch
 gets a row with its wall time, the approaches' timed PageRank and the rest
 (the overhead: applying the batch, the reference Static, timed alone as a stage
@@ -17,8 +17,8 @@ gets its wall time, the peak host RSS within the stage (``VmHWM``, reset
 through ``/proc/self/clear_refs`` before it), the peak bytes in CuPy's pool
 during it and the device memory in use at its end (``cudaMemGetInfo``).
 Static's row also rates its bandwidth by the bytes model of
-:func:`dynpr.bench.bytes_per_iteration` against a device-to-device copy, and
-against a pass that only gathers the contributions (:func:`dynpr.bench.gather_ms`).
+:func:`dynpr.evaluation.bench.bytes_per_iteration` against a device-to-device copy, and
+against a pass that only gathers the contributions (:func:`dynpr.evaluation.bench.gather_ms`).
 Rows go to ``results/bench/scale.csv`` (rewritten after every graph,
 atomically) with device, commit and parameters.
 
@@ -48,7 +48,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dynpr.hostmem import GIB, peak_rss_gib, reset_peak_rss
+from dynpr.graph.hostmem import GIB, peak_rss_gib, reset_peak_rss
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 SEED = 1  # the catalog's R-MAT seed
@@ -74,10 +74,10 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
     ``rows_path`` (JSON lines) as soon as it is measured: rows survive a crash or a kill."""
     from dynpr.backend import device_name
     from dynpr.batches import Batch, apply_batch, batch_rng, random_batch
-    from dynpr.graph import Graph
+    from dynpr.graph.graph import Graph
     from dynpr.pagerank import reference, static, update
     from dynpr.pagerank.options import PageRankOptions
-    from dynpr.rmat import GRAPH500_ABC, generation_backend, rmat_graph
+    from dynpr.generate.rmat import GRAPH500_ABC, generation_backend, rmat_graph
     from dynpr.gpu.memory import PoolPeak
 
     scale, _, factor = spec.partition("x")
@@ -113,7 +113,7 @@ def _graph_run(spec: str, fractions: list[float], backend: str, npz: bool, host_
 
     options = PageRankOptions()
     if gpu:
-        from dynpr import bench
+        from dynpr.evaluation import bench
         from dynpr.gpu.device_graph import to_device
         from dynpr.gpu.resident import to_resident
         from dynpr.gpu.rmat import rmat_graph_gpu
@@ -203,7 +203,7 @@ def _experiment(name, graph, batches, options, backend, stage, record, common) -
     batch also holds the base Static and the untimed warm-up), its approaches' timed PageRank,
     and the difference, the overhead outside the timed PageRank."""
     from dynpr.designs import APPROACHES as approaches
-    from dynpr.experiments import run_batches
+    from dynpr.evaluation.experiments import run_batches
 
     ends: list[float] = []
 
@@ -225,9 +225,9 @@ def _experiment(name, graph, batches, options, backend, stage, record, common) -
 
 
 def main(argv=None) -> None:
-    from dynpr.atomic_files import write_csv_atomic
-    from dynpr.bench import require_gpu
-    from dynpr.results import git_commit, timestamp
+    from dynpr.graph.atomic_files import write_csv_atomic
+    from dynpr.evaluation.bench import require_gpu
+    from dynpr.evaluation.results import git_commit, timestamp
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", nargs="+", default=["22", "24", "25", "26", "26x32"])
@@ -268,6 +268,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    from dynpr.bench import run_script
+    from dynpr.evaluation.bench import run_script
 
     raise SystemExit(run_script(main))

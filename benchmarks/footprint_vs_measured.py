@@ -1,6 +1,6 @@
-"""The memory model (dynpr.footprint) against every peak the pipeline measured at scale.
+"""The memory model (dynpr.pipeline.footprint) against every peak the pipeline measured at scale.
 
-Reads the committed Snakemake benchmark rows (``docs/measurements/scale_pipeline*/*.tsv``: job,
+Reads the committed Snakemake benchmark rows (``docs/measurements/scale/pipeline_509db18*/*.tsv``: job,
 machine, commit, then Snakemake's columns) and prints, per job, its peak, the model's declaration
 for the same job and their ratio, flagging ratios outside 0.75-1.25 (issue 31's bound). The peak is
 ``peak_rss_mib`` where the row has it (the exact high-water mark the job's log ends with), else
@@ -18,9 +18,9 @@ import csv
 import re
 from pathlib import Path
 
-from dynpr import footprint
-from dynpr.catalog import get_dataset
-from dynpr.footprint import job_bytes
+from dynpr.pipeline import footprint
+from dynpr.io.catalog import get_dataset
+from dynpr.pipeline.footprint import job_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the largest batch's share of the edges, for run_experiment (config/scale.yaml's fractions)
@@ -30,7 +30,7 @@ BOUND = (0.75, 1.25)
 
 def rule_of(job: str) -> tuple[str, str, float] | None:
     """(rule, dataset, fraction) of a benchmark file's name, e.g. ``random_batches_rmat-26_0.1``; None
-    for a job of several datasets (``bench``, modelled by :func:`dynpr.footprint.bench_bytes`)."""
+    for a job of several datasets (``bench``, modelled by :func:`dynpr.pipeline.footprint.bench_bytes`)."""
     for rule in ("random_batches", "temporal_batches"):
         if job.startswith(rule + "_"):
             dataset, fraction = job.removeprefix(rule + "_").rsplit("_", 1)

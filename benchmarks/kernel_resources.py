@@ -23,7 +23,7 @@ default's kernels built for float32 contributions (variant ``classes_c32``).
 ``--nvdisasm`` adds each kernel's machine instructions (CUDA's nvdisasm, or the one Triton's
 wheel carries). On a machine with a GPU, ``--device`` builds the modules through CuPy as the
 engine does and prints the driver's attributes instead (registers, local memory, shared memory).
-Tables for the kernel split of issue 34: ``docs/measurements/kernel_resources/``.
+Tables for the kernel split of issue 34: ``docs/measurements/kernels/resources/``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ print(json.dumps(out))
 def _run_in_tree(tree: pathlib.Path, python: str | None, query: str) -> dict:
     """``query``'s JSON, run by ``tree``'s Python with ``tree``'s dynpr and kernels."""
     python = python or str(tree / ".venv/bin/python")
-    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "DYNPR_KERNELS": str(tree / "src/dynpr/kernels")}
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "DYNPR_KERNELS": str(tree / "kernels")}
     done = subprocess.run([python, "-c", query, json.dumps(MODULES)], capture_output=True, text=True, env=env,
                           check=False)
     if done.returncode:

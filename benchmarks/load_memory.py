@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dynpr.bench import require_gpu, run_script
-from dynpr.hostmem import status_gib
+from dynpr.evaluation.bench import require_gpu, run_script
+from dynpr.graph.hostmem import status_gib
 
 
 def main() -> None:
@@ -30,10 +30,10 @@ def main() -> None:
     import cupy
 
     cupy.zeros(1)  # a CUDA context first, as the run job has one
-    import dynpr.csr_checks as checks
+    import dynpr.graph.csr_checks as checks
     from dynpr.gpu.resident import to_resident
-    from dynpr.graph import Graph
-    from dynpr.npz_files import read_npz
+    from dynpr.graph.graph import Graph
+    from dynpr.graph.npz_files import read_npz
 
     if args.workers:
         checks._WORKERS = args.workers

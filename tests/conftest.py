@@ -10,7 +10,7 @@ import pytest
 
 # Tests run in a checkout and read its files (datasets/, workflow/, config.yaml), so the
 # checkout is found from this file; test modules that need it at import time do the same.
-# The package itself finds those files through dynpr.catalog.project_file (also on a wheel).
+# The package itself finds those files through dynpr.io.catalog.project_file (also on a wheel).
 REPO = Path(__file__).resolve().parents[1]
 
 

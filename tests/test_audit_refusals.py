@@ -14,8 +14,8 @@ import gzip
 import numpy as np
 import pytest
 
-from dynpr import readers
-from dynpr.id_text import odd_id_byte
+from dynpr.io import readers
+from dynpr.io.id_text import odd_id_byte
 from dynpr.errors import BatchError, GraphError, InputError, ParseError
 
 from cli_errors import one_error_line
@@ -115,7 +115,7 @@ def test_digit_check_costs_no_search_per_comment_byte():
     (np.array([0, 1, 2]), np.array([1, 2]), 3, r"1-D arrays of one length"),
 ])
 def test_graph_from_edges_refuses_with_a_graph_error(src, dst, n, match):
-    from dynpr.graph import Graph
+    from dynpr.graph.graph import Graph
 
     with pytest.raises(GraphError, match=match):
         Graph.from_edges(src, dst, n)
@@ -124,7 +124,7 @@ def test_graph_from_edges_refuses_with_a_graph_error(src, dst, n, match):
 @pytest.mark.parametrize("fraction", [2.0, 0.0, -0.1, float("nan")])
 def test_random_batch_fraction_lies_in_zero_one(fraction):
     from dynpr.batches import batch_rng, random_batch
-    from dynpr.graph import Graph
+    from dynpr.graph.graph import Graph
 
     rng = np.random.default_rng(2)
     g = Graph.from_edges(rng.integers(0, 20, 80), rng.integers(0, 20, 80), 20)
@@ -134,14 +134,14 @@ def test_random_batch_fraction_lies_in_zero_one(fraction):
 
 def test_library_refusals_are_dynpr_errors():
     from dynpr import DynamicPageRank
-    from dynpr.graph import Graph
+    from dynpr.graph.graph import Graph
     from dynpr.kahn import kahn
     from dynpr.pagerank import l1_error
 
     g = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), 3)
     with pytest.raises(InputError, match="approach must be one of"):
         DynamicPageRank(g, approach="pagerank", backend="cpu")
-    with pytest.raises(InputError, match="graph must be a dynpr.graph.Graph, not NoneType"):
+    with pytest.raises(InputError, match="graph must be a dynpr.graph.graph.Graph, not NoneType"):
         kahn(None)
     with pytest.raises(InputError, match=r"differ in shape: \(3,\) vs \(4,\)"):
         l1_error(np.ones(3), np.ones(4))

@@ -28,7 +28,7 @@ from dynpr.batches import (
     temporal_batches,
     write_batches,
 )
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLEGE_MSG = ROOT / "datasets" / "embedded" / "CollegeMsg.txt.gz"
@@ -100,7 +100,7 @@ def test_random_batch_file_is_deterministic_across_processes(tmp_path):
     # interpreter with another string-hash seed (the rng must not use hash()).
     script = (
         "import sys, numpy as np\n"
-        "from dynpr.graph import Graph\n"
+        "from dynpr.graph.graph import Graph\n"
         "from dynpr.batches import batch_rng, random_batch, write_batches\n"
         "rng = np.random.default_rng(5)\n"
         "g = Graph.from_edges(rng.integers(0, 500, 5000), rng.integers(0, 500, 5000), 500)\n"
@@ -135,7 +135,7 @@ def _digest(*arrays):
     (0.01, 1, (426, 107), "52e737afc9268f55be2eff1858133e156af8f8927bed28892023c88644bcdd3f", 831596432100895172),
 ])
 def test_random_batch_output_is_unchanged(fraction, seed, sizes, batch_sha, next_draw):
-    from dynpr.rmat import rmat_graph
+    from dynpr.generate.rmat import rmat_graph
 
     graph = rmat_graph(12, 16, seed=1, backend="cpu")
     rng = np.random.default_rng(seed)

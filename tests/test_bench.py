@@ -1,4 +1,4 @@
-"""dynpr.bench's CPU-testable parts: the bytes model, row arithmetic, the no-GPU failure, the rule's wiring."""
+"""dynpr.evaluation.bench's CPU-testable parts: the bytes model, row arithmetic, the no-GPU failure, the rule's wiring."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import yaml
 
-from dynpr import bench
+from dynpr.evaluation import bench
 from dynpr.backend import gpu_available
-from dynpr.bench import NO_GPU
+from dynpr.evaluation.bench import NO_GPU
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,7 +80,7 @@ def test_rule_script_without_gpu_fails_with_one_line(monkeypatch, tmp_path, caps
 def test_scenarios_read_the_pipeline_batch_files(tmp_path):
     # Temporal slices chain from their base graph; random batches each update the full graph.
     from dynpr.batches import apply_batch, random_batch, write_batches
-    from dynpr.graph import Graph
+    from dynpr.graph.graph import Graph
 
     rng = np.random.default_rng(4)
     graph = Graph.from_edges(rng.integers(0, 50, 300), rng.integers(0, 50, 300), 50)
@@ -111,8 +111,7 @@ def test_scenarios_read_the_pipeline_batch_files(tmp_path):
 
 
 @pytest.mark.skipif(gpu_available(), reason="a GPU is present")
-@pytest.mark.parametrize("script", ["bench_gpu.py", "bench_class_bounds.py", "bench_scale.py", "bench_locality.py",
-                                    "bench_gather_wall.py", "load_memory.py"])
+@pytest.mark.parametrize("script", ["bench_gpu.py", "bench_class_bounds.py", "bench_scale.py", "load_memory.py"])
 def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(script):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)],
                           capture_output=True, text=True, timeout=120)
@@ -125,7 +124,7 @@ def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(script):
 def test_gather_pass_sums_the_gathered_contributions():
     import cupy
 
-    from dynpr.bench import gather_total
+    from dynpr.evaluation.bench import gather_total
 
     rng = np.random.default_rng(0)
     contributions = rng.random(5000)
@@ -142,7 +141,7 @@ def test_gather_pass_sums_the_gathered_contributions():
 def test_gather_pass_with_a_hot_set_sums_what_the_plain_pass_sums(dtype, hot):
     import cupy
 
-    from dynpr.bench import gather_total, max_hot
+    from dynpr.evaluation.bench import gather_total, max_hot
 
     rng = np.random.default_rng(1)
     contributions = rng.random(300_000).astype(dtype)
@@ -155,53 +154,9 @@ def test_gather_pass_with_a_hot_set_sums_what_the_plain_pass_sums(dtype, hot):
         gather_total(cupy.asarray(ids), cupy.asarray(contributions), hot=max_hot(dtype) + 1)
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
-def test_gather_wall_script_writes_its_orders(tmp_path):
-    import runpy
-
-    import pandas as pd
-
-    script = runpy.run_path(str(ROOT / "benchmarks" / "bench_gather_wall.py"))
-    out = tmp_path / "wall.csv"
-    script["main"](["--scales", "12", "--working-sets", "16384", "--edges", "100000", "--orders", "hub", "community",
-                    "--repeats", "1", "--out", str(out)])
-    table = pd.read_csv(out)
-    rmat = table[table.source == "rmat-12"]
-    assert list(table.source) == ["uniform"] * 2 + ["rmat-12"] * 12  # 2 orders x 2 dtypes x 3 passes
-    assert list(rmat.order) == ["hub"] * 6 + ["community"] * 6
-    community = rmat[rmat.order == "community"]
-    assert (community.order_ms > 0).all() and (community.communities >= 1).all()
-    assert community.largest_community_share.between(0, 1, inclusive="right").all()
-    assert (table.gathers_per_ns > 0).all()
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
-def test_community_order_on_the_device_is_the_hosts():
-    import cupy
-
-    from dynpr.gpu.resident import to_resident
-    from dynpr.locality import community_ids, community_labels, relabelled_graph, relabelled_in_csr
-    from dynpr.rmat import rmat_graph
-
-    graph = rmat_graph(12, 16, seed=1, backend="cpu")
-    labels = community_labels(graph.in_offsets, graph.sources)
-    device = community_labels(cupy.asarray(graph.in_offsets), cupy.asarray(graph.sources))
-    np.testing.assert_array_equal(device.get(), labels)
-    new_id = community_ids(graph.in_offsets, labels)
-    np.testing.assert_array_equal(community_ids(cupy.asarray(graph.in_offsets), device).get(), new_id)
-    resident = to_resident(graph)
-    for host, on_device in zip(relabelled_in_csr(graph, new_id), relabelled_in_csr(resident, cupy.asarray(new_id))):
-        np.testing.assert_array_equal(on_device.get(), host)
-    host, on_device = relabelled_graph(graph, new_id), relabelled_graph(resident, cupy.asarray(new_id))
-    for field in ("offsets", "targets", "in_offsets", "sources"):
-        np.testing.assert_array_equal(getattr(on_device, field).get(), getattr(host, field), err_msg=field)
-
-
 def test_kahn_cases_are_the_dags_the_report_graphs_and_the_bench_graphs(tmp_path):
-    from dynpr.graph import Graph
-    from dynpr.random_dag import matrix_graph, report_matrix
+    from dynpr.graph.graph import Graph
+    from dynpr.generate.random_dag import matrix_graph, report_matrix
 
     Graph.from_edges([0, 1, 2], [1, 2, 0], 3).save(tmp_path / "g.npz")  # a cycle, with PageRank's self-loops
     params = SimpleNamespace(kahn_vertices=50, kahn_edges=200, kahn_depth=5, kahn_report_sizes=[1000, 40],

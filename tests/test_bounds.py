@@ -1,7 +1,7 @@
 """Nothing wrong gets through, second round: each case of the audit is built here and must be refused
 in one named line, or handled, with memory bounded by what the file declares.
 
-Memory cases lower the host's available memory (``dynpr.hostmem.available_bytes``) to a few MB and
+Memory cases lower the host's available memory (``dynpr.graph.hostmem.available_bytes``) to a few MB and
 build inputs that declare more than that: the checks must refuse them before allocating, which
 tracemalloc confirms (no gzip bomb is inflated beyond a few MB).
 """
@@ -20,15 +20,15 @@ import zlib
 import numpy as np
 import pytest
 
-import dynpr.hostmem as hostmem
-import dynpr.readers as readers
-from dynpr.download import verify_file
+import dynpr.graph.hostmem as hostmem
+import dynpr.io.readers as readers
+from dynpr.io.download import verify_file
 from dynpr.errors import EXIT_RESOURCE, InputError, ParseError
-from dynpr.graph import Graph
-from dynpr.hostmem import BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX, build_bytes
-from dynpr.prepare import build_graph
-from dynpr.readers import EdgeData, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
-from dynpr.validate import check_npz_header, npz_headers, read_graph_npz
+from dynpr.graph.graph import Graph
+from dynpr.graph.hostmem import BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX, build_bytes
+from dynpr.io.prepare import build_graph
+from dynpr.io.readers import EdgeData, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
+from dynpr.graph.validate import check_npz_header, npz_headers, read_graph_npz
 
 from cli_errors import one_error_line
 

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
-from dynpr.catalog import CatalogError, UnknownDatasetError, get_dataset, load_catalog
+from dynpr.io.catalog import CatalogError, UnknownDatasetError, get_dataset, load_catalog
 
 TABLE3 = ["sx-mathoverflow", "sx-askubuntu", "sx-superuser", "wiki-talk-temporal", "sx-stackoverflow"]
 TABLE4 = {

@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dynpr import claims, verdicts
-from dynpr.results import make_row, to_frame
+from dynpr.evaluation import claims
+
+from dynpr.evaluation import verdicts
+from dynpr.evaluation.results import make_row, to_frame
 
 # runtime (ms) per approach at each temporal batch size: DF-P 4x faster than Static at 1e-5,
 # 1.5x at 1e-4, slower at 1e-3

@@ -11,8 +11,8 @@ import pytest
 from dynpr import pagerank as pr
 from dynpr.batches import Batch, apply_batch, read_batches, write_batches
 from dynpr.cli import main
-from dynpr.graph import Graph
-from dynpr.prepare import read_graph
+from dynpr.graph.graph import Graph
+from dynpr.io.prepare import read_graph
 
 EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3), (6, 0), (1, 6)]
 

@@ -1,4 +1,4 @@
-"""dynpr.device_claims: per-device locks give concurrent jobs distinct GPUs (fake device list, CPU only)."""
+"""dynpr.pipeline.device_claims: per-device locks give concurrent jobs distinct GPUs (fake device list, CPU only)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dynpr import device_claims as devices
+from dynpr.pipeline import device_claims as devices
 
 # A worker process: claims a device, reports it on stdout, then holds it until
 # the release file appears (or is killed). Lines: "CLAIMED <id> <CUDA_VISIBLE_DEVICES>".
@@ -20,7 +20,7 @@ WORKER = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from dynpr.device_claims import claim_device
+    from dynpr.pipeline.device_claims import claim_device
 
     release = Path(sys.argv[1])
     with claim_device(timeout=float(sys.argv[2]), poll_interval=0.05) as dev:

@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from dynpr.catalog import load_catalog
-from dynpr.download import (DownloadError, InterruptedDownloadError, download, fetch_dataset, make_session,
+from dynpr.io.catalog import load_catalog
+from dynpr.io.download import (DownloadError, InterruptedDownloadError, download, fetch_dataset, make_session,
                             mirrored_source, resolve_mirror)
 
 UPSTREAM = "https://snap.stanford.edu/data/"
@@ -242,9 +242,9 @@ def test_embedded_dataset_needs_no_network(monkeypatch):
 
 
 def test_progress_lines_for_large_files(server, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr("dynpr.download.PROGRESS_BYTES", 1000)
-    monkeypatch.setattr("dynpr.download.CHUNK", 4096)
-    with caplog.at_level("INFO", logger="dynpr.download"):
+    monkeypatch.setattr("dynpr.io.download.PROGRESS_BYTES", 1000)
+    monkeypatch.setattr("dynpr.io.download.CHUNK", 4096)
+    with caplog.at_level("INFO", logger="dynpr.io.download"):
         _get(server, tmp_path, "good.txt.gz", {"body": GOOD})
     progress = [r.getMessage() for r in caplog.records if "% of" in r.getMessage()]
     assert 5 <= len(progress) <= 11 and progress[-1].startswith("good.txt.gz: 100.0% of")
@@ -268,13 +268,13 @@ def test_total_deadline_ends_a_download(server, tmp_path):
 
 def test_silent_server_fails_within_the_stall_limit_with_waiting_lines(tmp_path, monkeypatch, caplog):
     """A server that accepts connections and never answers: one bounded wait, reported while it lasts."""
-    monkeypatch.setattr("dynpr.download.WAIT_REPORT", 0.2)
+    monkeypatch.setattr("dynpr.io.download.WAIT_REPORT", 0.2)
     with socket.socket() as sock:  # listens (the kernel accepts), never reads or answers
         sock.bind(("127.0.0.1", 0))
         sock.listen(4)
         port = sock.getsockname()[1]
         started = time.monotonic()
-        with caplog.at_level("INFO", logger="dynpr.download"), \
+        with caplog.at_level("INFO", logger="dynpr.io.download"), \
                 pytest.raises(DownloadError, match=rf"127.0.0.1:{port}/data/x.txt.gz: cannot connect or no answer"):
             download(UPSTREAM + "x.txt.gz", tmp_path / "raw/x.txt.gz", mirror=f"http://127.0.0.1:{port}",
                      session=make_session(retries=1, backoff=0), connect_timeout=2, stall=1)
@@ -285,10 +285,10 @@ def test_silent_server_fails_within_the_stall_limit_with_waiting_lines(tmp_path,
 
 
 def test_stalled_transfer_is_detected_and_resumed(server, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr("dynpr.download.WAIT_REPORT", 0.2)
-    monkeypatch.setattr("dynpr.download.CHUNK", 4096)  # bytes reach the .part file as they arrive
+    monkeypatch.setattr("dynpr.io.download.WAIT_REPORT", 0.2)
+    monkeypatch.setattr("dynpr.io.download.CHUNK", 4096)  # bytes reach the .part file as they arrive
     started = time.monotonic()
-    with caplog.at_level("INFO", logger="dynpr.download"):
+    with caplog.at_level("INFO", logger="dynpr.io.download"):
         dest = _get(server, tmp_path, "good.txt.gz", {"body": GOOD, "hang": 1, "hang_s": 5}, sha256=SHA, stall=1)
     assert dest.read_bytes() == GOOD
     assert time.monotonic() - started < 4  # the stall limit, not the server, ended the first attempt

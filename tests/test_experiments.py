@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from dynpr import experiments
+from dynpr.evaluation import experiments
 from dynpr.batches import Batch, apply_batch
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.pagerank import PageRankOptions, l1_error, reference, static, update
-from dynpr.results import COLUMNS, to_frame
+from dynpr.evaluation.results import COLUMNS, to_frame
 
 APPROACHES = ["static", "nd", "dt", "df", "dfp"]
 OPTIONS = PageRankOptions()

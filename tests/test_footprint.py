@@ -1,4 +1,4 @@
-"""The memory model of the pipeline's jobs (dynpr.footprint) against what the jobs measure.
+"""The memory model of the pipeline's jobs (dynpr.pipeline.footprint) against what the jobs measure.
 
 Each job runs in a child process at R-MAT scale 20 on the CPU, as the workflow's script runs it, and
 reports its peak resident set (VmHWM); the model must be within 25% of it. The same comparison at
@@ -11,21 +11,21 @@ import sys
 
 import pytest
 
-from dynpr.catalog import get_dataset
-from dynpr.footprint import Counts, dataset_counts, graph_bytes, job_bytes, mem_mb
+from dynpr.io.catalog import get_dataset
+from dynpr.pipeline.footprint import Counts, dataset_counts, graph_bytes, job_bytes, mem_mb
 
 CHILD = """
 import json, sys
-from dynpr.hostmem import peak_rss_gib
+from dynpr.graph.hostmem import peak_rss_gib
 job, kw = sys.argv[1], json.loads(sys.argv[2])
 if job == "prepare":
-    from dynpr.prepare import prepare
+    from dynpr.io.prepare import prepare
     prepare(kw["dataset"], kw["npz"], kw["json"], backend="cpu")
 elif job == "random_batches":
-    from dynpr.pipeline import random_batch_file
+    from dynpr.pipeline.files import random_batch_file
     random_batch_file(kw["npz"], kw["out"], kw["dataset"], kw["fraction"], 0.8, 1, 42)
 elif job == "run_experiment":
-    from dynpr.experiments import run_dataset
+    from dynpr.evaluation.experiments import run_dataset
     run_dataset("random", kw["dataset"], kw["npz"], {kw["fraction"]: kw["out"]}, ["static", "dfp"], backend="cpu")
 print(json.dumps(peak_rss_gib() * 2**30))
 """
@@ -84,7 +84,7 @@ def test_mem_mb_rounds_up_in_megabytes():
 
 
 def test_bench_holds_its_largest_graph_or_report_matrix():
-    from dynpr.footprint import bench_bytes
+    from dynpr.pipeline.footprint import bench_bytes
 
     small, big = dataset_counts(get_dataset("rmat-20")), dataset_counts(get_dataset("rmat-22"))
     assert bench_bytes([small, big]) == bench_bytes([big]) > bench_bytes([small])
@@ -93,7 +93,7 @@ def test_bench_holds_its_largest_graph_or_report_matrix():
 
 
 def test_cpu_experiment_floor_counts_every_solve():
-    from dynpr.footprint import CPU_SECONDS_PER_EDGE_ITERATION, SOLVE_ITERATIONS, cpu_experiment_seconds
+    from dynpr.pipeline.footprint import CPU_SECONDS_PER_EDGE_ITERATION, SOLVE_ITERATIONS, cpu_experiment_seconds
 
     # 7 fractions x (5 approaches x (3 repeats + a warm-up) + 3 reference solves) full-graph solves
     assert cpu_experiment_seconds(10**9, 7, 5, 3) == pytest.approx(
@@ -102,7 +102,7 @@ def test_cpu_experiment_floor_counts_every_solve():
 
 
 def test_model_within_a_quarter_of_every_exact_peak_the_h100_pipeline_logged():
-    """Paper scale: the README's scale command on the H100 host (docs/measurements/scale_pipeline_765058a),
+    """Paper scale: the README's scale command on the H100 host (docs/measurements/scale/pipeline_765058a),
     every job's high-water mark from its log against what the model declares for that host."""
     import importlib.util
     from pathlib import Path

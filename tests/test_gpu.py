@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="n
 
 from dynpr import APPROACHES  # noqa: E402
 from dynpr.batches import Batch, apply_batch, random_batch  # noqa: E402
-from dynpr.graph import Graph  # noqa: E402
+from dynpr.graph.graph import Graph  # noqa: E402
 from dynpr import designs  # noqa: E402
 from dynpr.gpu import classes as gpu_classes  # noqa: E402
 from dynpr.gpu import device_graph as gpu_device  # noqa: E402
@@ -32,7 +32,7 @@ from dynpr.pagerank import cpu as cpu_pagerank  # noqa: E402
 from dynpr.pagerank import l1_error, marking, reference  # noqa: E402
 from dynpr.errors import ConvergenceError  # noqa: E402
 from dynpr.pagerank.options import PageRankOptions  # noqa: E402
-from dynpr.rmat import rmat_edges  # noqa: E402
+from dynpr.generate.rmat import rmat_edges  # noqa: E402
 
 EMBEDDED = Path(__file__).resolve().parents[1] / "datasets" / "embedded"
 GRAPHS = ("CollegeMsg", "sx-mathoverflow", "soc-Epinions1", "web-NotreDame", "rmat14")
@@ -213,7 +213,7 @@ def test_kahn_on_graph_with_self_loops_processes_nothing():
 
 # ---- kernel variants, device-side convergence, persistent Kahn ----
 
-from dynpr.random_dag import random_dag  # noqa: E402
+from dynpr.generate.random_dag import random_dag  # noqa: E402
 from dynpr.gpu import VARIANTS  # noqa: E402
 from dynpr.gpu.kahn import kahn as gpu_kahn  # noqa: E402
 
@@ -360,7 +360,7 @@ def test_kahn_drivers_match_cpu(case, driver):
 def _dense_case(case: str) -> np.ndarray:
     """A dense adjacency matrix: the report's graphs (2,000 vertices past one 16 x 16 tile row of
     frontier vertices, 1,500 at a density that leaves a partial DAG), or a DAG with a back edge."""
-    from dynpr.random_dag import report_matrix
+    from dynpr.generate.random_dag import report_matrix
 
     if case == "dag-back-edge":
         dag = random_dag(3_000, 30_000, depth=40, seed=5)
@@ -380,7 +380,7 @@ def _dense_case(case: str) -> np.ndarray:
 def test_kahn_dense_matches_its_twin_and_csr(case, shared_memory):
     from dynpr.gpu.kahn import kahn_dense as gpu_kahn_dense
     from dynpr.kahn import kahn_dense
-    from dynpr.random_dag import matrix_graph
+    from dynpr.generate.random_dag import matrix_graph
 
     matrix = _dense_case(case)
     cpu = kahn_dense(matrix)
@@ -401,7 +401,7 @@ def test_kahn_dense_matches_its_twin_and_csr(case, shared_memory):
 def test_kahn_table_rows_for_every_driver(tmp_path):
     from types import SimpleNamespace
 
-    from dynpr import bench
+    from dynpr.evaluation import bench
 
     load("CollegeMsg").save(tmp_path / "CollegeMsg.npz")
     params = SimpleNamespace(kahn_vertices=2_000, kahn_edges=10_000, kahn_depth=30, kahn_report_sizes=[1_000],

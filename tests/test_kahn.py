@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.kahn import kahn, kahn_dense
 
 
@@ -137,7 +137,7 @@ def dense(graph: Graph) -> np.ndarray:
 
 def dense_cases():
     """(name, graph): DAGs with a hidden order, DAGs plus back edges, self-loops, and the report's graphs."""
-    from dynpr.random_dag import matrix_graph, report_matrix
+    from dynpr.generate.random_dag import matrix_graph, report_matrix
 
     rng = np.random.default_rng(7)
     for seed in range(3):
@@ -168,7 +168,7 @@ def test_dense_kahn_matches_csr_kahn_and_networkx(name, graph):
 
 
 def test_dense_kahn_of_the_report_graphs():
-    from dynpr.random_dag import report_matrix
+    from dynpr.generate.random_dag import report_matrix
 
     cyclic = kahn_dense(report_matrix(300, "cyclic", seed=0))
     assert not cyclic.is_dag and cyclic.levels == 0 and cyclic.processed == 0  # no vertex without in-edges

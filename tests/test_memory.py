@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, GIB, MODEL_APPROACHES, check_fits, device_bytes_needed
 
 

@@ -6,10 +6,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from dynpr.graph import Graph
-from dynpr.hostmem import status_gib
-from dynpr.npz_files import MAP_MIN_BYTES, chunks, load_members, release_pages
-from dynpr.rmat import rmat_graph
+from dynpr.graph.graph import Graph
+from dynpr.graph.hostmem import status_gib
+from dynpr.graph.npz_files import MAP_MIN_BYTES, chunks, load_members, release_pages
+from dynpr.generate.rmat import rmat_graph
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 

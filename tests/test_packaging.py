@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dynpr import catalog
+from dynpr.io import catalog
 
 
 def data_files(repo_root) -> dict[str, list[str]]:

@@ -9,14 +9,13 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dynpr import designs
 from dynpr import pagerank as pr
 from dynpr.batches import Batch, apply_batch, random_batch
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.pagerank import cpu, marking
 from dynpr.errors import ConvergenceError
 from dynpr.pagerank.options import PageRankOptions
-from dynpr.rmat import rmat_edges
+from dynpr.generate.rmat import rmat_edges
 
 OPTS = PageRankOptions()
 
@@ -403,33 +402,3 @@ def test_reference_stays_float64_for_float32_contributions():
     static = pr.static(graph, C32, backend="cpu")
     exact = pr.reference(graph, backend="cpu")
     assert np.array_equal(pr.reference(graph, C32, backend="cpu", static_result=static), exact)
-
-
-# --------------------------------------------------------------- float32 contributions refined in float64
-
-def test_refinement_reads_float64_after_the_switch_and_converges_only_on_it():
-    design = replace(designs.VARIANTS["classes_c32"], refine_at=100.0)
-    weigh = cpu._Contributions(np.array([0.5, 1.0 / 3.0]), design, 1e-10)
-    ranks = np.array([0.1, 0.3])
-    rounded = (ranks * weigh.inv_degree).astype(np.float32).astype(np.float64)
-    assert np.array_equal(weigh(ranks), rounded) and not np.array_equal(rounded, ranks * weigh.inv_degree)
-    assert not weigh.converged(1e-7, 1e-10)  # above the switch (100 tau): still float32
-    assert np.array_equal(weigh(ranks), rounded)
-    assert not weigh.converged(5e-11, 1e-10)  # within tau, but it read float32: float64 from now on
-    assert np.array_equal(weigh(ranks), ranks * weigh.inv_degree)
-    assert weigh.converged(1e-10, 1e-10)
-
-
-@pytest.mark.parametrize("approach", ["static", "nd", "df", "dfp"])
-def test_refined_float32_contributions_end_at_the_float64_error(approach, monkeypatch):
-    # Float32 contributions until the change is at most 100 tau, then float64 ones to tau: the
-    # iterations of float64 and its error against the reference within 1% (issue 35's criterion,
-    # which classes_c32 misses for ND and DF), though most iterations read float32. No variant
-    # declares refine_at until the GPU side is built (docs/locality.md). Scale 14: on smaller graphs
-    # float64 ends so near the reference that ND may miss 1% (scale 12: 2.6%).
-    monkeypatch.setitem(designs.VARIANTS, "c32_refined",
-                        replace(designs.VARIANTS["classes_c32"], name="c32_refined", refine_at=100.0))
-    exact, refined, ref = _float64_against(approach, replace(OPTS, variant="c32_refined"), scale=14)
-    assert refined.iterations == exact.iterations and refined.converged
-    assert not np.array_equal(refined.ranks, exact.ranks)  # it did read float32 contributions
-    assert pr.l1_error(refined.ranks, ref) <= 1.01 * pr.l1_error(exact.ranks, ref)

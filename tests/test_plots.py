@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from matplotlib.transforms import Bbox
 
-from dynpr import plots
-from dynpr.results import make_row, to_frame
+from dynpr.evaluation import plots
+from dynpr.evaluation.results import make_row, to_frame
 
 APPROACHES = ["static", "nd", "dt", "df", "dfp"]
 
@@ -235,8 +235,8 @@ def test_random_figures_shade_batches_below_the_mix_and_lines_differ_in_grey():
 
 
 def _kahn_csv(tmp_path) -> pd.DataFrame:
-    """A small kahn.csv as rule bench writes it (dynpr.bench.KAHN_COLUMNS), read back like plot_bench does."""
-    from dynpr.bench import KAHN_COLUMNS
+    """A small kahn.csv as rule bench writes it (dynpr.evaluation.bench.KAHN_COLUMNS), read back like plot_bench does."""
+    from dynpr.evaluation.bench import KAHN_COLUMNS
 
     rows = []
     times = {"cpu": 100.0, "levels": 10.0, "persistent": 5.0, "two_phase": 12.0, "host_removal": 50.0, "dense": 20.0,

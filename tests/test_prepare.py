@@ -9,9 +9,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dynpr.catalog import get_dataset, load_catalog
-from dynpr.readers import EdgeData
-from dynpr.prepare import CountMismatchError, build_graph, load_prepared, prepare, read_graph
+from dynpr.io.catalog import get_dataset, load_catalog
+from dynpr.io.readers import EdgeData
+from dynpr.io.prepare import CountMismatchError, build_graph, load_prepared, prepare, read_graph
 
 
 def _edge_set(graph):
@@ -154,14 +154,14 @@ def test_read_graph_path_and_name(tmp_path, write_file):
 
 
 def test_generated_rmat_of_the_counter_stream_is_the_same_graph_on_every_backend(tmp_path, monkeypatch, caplog):
-    import dynpr.rmat as rmat_mod
+    import dynpr.generate.rmat as rmat_mod
     from dynpr.backend import gpu_available
 
     monkeypatch.setattr(rmat_mod, "CHUNK_EDGES", 1000)  # 8192 drawn edges: the counter-based stream
     ds = dataclasses.replace(load_catalog()["rmat-16"], scale=9, vertices=512)
     want = rmat_mod.rmat_graph(9, ds.edge_factor, ds.seed, backend="cpu")
     for backend in ("cpu", "auto") + (("gpu",) if gpu_available() else ()):
-        with caplog.at_level("INFO", logger="dynpr.prepare"):
+        with caplog.at_level("INFO", logger="dynpr.io.prepare"):
             prepare(ds, tmp_path / "g.npz", tmp_path / "g.json", backend=backend)
         graph, _ = load_prepared(tmp_path / "g.npz")
         assert graph.sha256 == want.sha256

@@ -76,7 +76,7 @@ TOY_SNAKEFILE = textwrap.dedent(
 TOY_WORKER = textwrap.dedent(
     """
     import sys, time
-    from dynpr.device_claims import claim_device
+    from dynpr.pipeline.device_claims import claim_device
 
     with claim_device(timeout=60, poll_interval=0.05) as dev:
         start = time.time()
@@ -171,9 +171,9 @@ def test_workflow_dry_run_gives_every_gpu_job_one_gpu():
 
 def test_scale_dry_run_declares_the_memory_of_every_graph_holding_job():
     """`snakemake -n` on config/scale.yaml: every job holding a graph states mem_mb from the model
-    (dynpr.footprint), the GPU runs their device plan as gpu_mem_mb, all from the catalog alone."""
-    from dynpr.catalog import get_dataset
-    from dynpr.footprint import job_bytes, mem_mb
+    (dynpr.pipeline.footprint), the GPU runs their device plan as gpu_mem_mb, all from the catalog alone."""
+    from dynpr.io.catalog import get_dataset
+    from dynpr.pipeline.footprint import job_bytes, mem_mb
 
     out = run_snakemake(["-n", "--forceall", "figures", "--configfile", "config/scale.yaml"], cwd=ROOT)
     jobs = [(rule, res) for rule, res in planned_jobs(out)

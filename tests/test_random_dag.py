@@ -1,4 +1,4 @@
-"""dynpr.random_dag's generators against independent oracles (networkx, NumPy, CPU Kahn)."""
+"""dynpr.generate.random_dag's generators against independent oracles (networkx, NumPy, CPU Kahn)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.kahn import kahn
-from dynpr.random_dag import layer_starts, matrix_graph, random_dag, report_matrix, report_name
+from dynpr.generate.random_dag import layer_starts, matrix_graph, random_dag, report_matrix, report_name
 
 
 @pytest.mark.parametrize("n, m, depth", [(50, 200, 7), (1000, 5000, 37), (300, 0, 300), (64, 64, 1), (10, 90, 10)])

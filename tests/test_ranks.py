@@ -1,4 +1,4 @@
-"""Ranks with original vertex ids: the CLI's --ranks-out table, --top, --no-self-loops, dynpr.ranks."""
+"""Ranks with original vertex ids: the CLI's --ranks-out table, --top, --no-self-loops, dynpr.io.ranks."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from dynpr import pagerank as pr
-from dynpr import ranks
+from dynpr.io import ranks
 from dynpr.cli import main
-from dynpr.graph import Graph
-from dynpr.prepare import read_graph_with_ids
+from dynpr.graph.graph import Graph
+from dynpr.io.prepare import read_graph_with_ids
 
 # ids far from 0..n-1, so a table that forgot to map them back cannot pass
 EDGES = [(10, 20), (20, 30), (30, 10), (30, 40), (40, 50), (50, 40), (70, 10), (20, 70), (70, 99)]

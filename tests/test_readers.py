@@ -9,7 +9,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from dynpr.readers import ParseError, detect_format, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
+from dynpr.io.readers import ParseError, detect_format, read_edges, read_matrix_market, read_snap, read_suitesparse_tar
 
 
 def test_snap_edgelist_comments_tabs_crlf(write_file):
@@ -156,7 +156,7 @@ def test_suitesparse_tar_without_matrix(tmp_path):
 
 @pytest.mark.parametrize("member", ["g/g.mtx", "g/g.mtx.gz", "g/other.mtx"])
 def test_suitesparse_tar_member_streamed_equals_the_file(tmp_path, write_file, monkeypatch, member):
-    import dynpr.readers as readers_mod
+    import dynpr.io.readers as readers_mod
 
     rng = np.random.default_rng(4)
     body = "%%MatrixMarket matrix coordinate integer symmetric\n% c\n30 30 200\n" + "".join(
@@ -178,7 +178,7 @@ def test_suitesparse_tar_member_streamed_equals_the_file(tmp_path, write_file, m
 @pytest.mark.parametrize("member", ["g/g.mtx", "g/g.mtx.gz"])
 def test_suitesparse_tar_member_stream_says_it_cannot_seek(tmp_path, member):
     # pandas 2 wraps a binary handle in TextIOWrapper, which asks the stream whether it can seek
-    from dynpr.tar_streams import tar_member_stream
+    from dynpr.io.tar_streams import tar_member_stream
 
     data = gzip.compress(MTX) if member.endswith(".gz") else MTX
     path = _tar(tmp_path / "g.tar.gz", [("g/readme.txt", b"x", None), (member, data, None)])
@@ -201,7 +201,7 @@ def test_suitesparse_tar_two_other_matrices_is_one_line(tmp_path):
     ("3000000000 3000000000 2\n1 2\n2 1\n", "header says 3,000,000,000 vertices; vertex ids are int32"),
 ])
 def test_suitesparse_tar_member_errors_name_member_and_line(tmp_path, monkeypatch, member, body, match):
-    import dynpr.readers as readers_mod
+    import dynpr.io.readers as readers_mod
 
     text = "%%MatrixMarket matrix coordinate pattern general\n% c\n" + body
     path = _tar(tmp_path / "g.tar.gz", [(member, text.encode(), None), ("g/g_nodename.txt", b"a\n", None)])

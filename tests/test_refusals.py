@@ -14,10 +14,10 @@ import pytest
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
 from dynpr.errors import BatchError, GraphError, InputError, ParseError
-from dynpr.graph import Graph
-from dynpr.prepare import load_prepared, read_graph_with_ids
-from dynpr.readers import read_snap
-from dynpr.validate import ARRAYS_DIGEST_KEY, arrays_digest
+from dynpr.graph.graph import Graph
+from dynpr.io.prepare import load_prepared, read_graph_with_ids
+from dynpr.io.readers import read_snap
+from dynpr.graph.validate import ARRAYS_DIGEST_KEY, arrays_digest
 
 from cli_errors import one_error_line
 
@@ -257,7 +257,7 @@ def test_unwritable_output_folder_is_refused_before_the_work(tmp_path, capsys):
 
 
 def test_write_errors_name_the_output_not_its_temporary_name(tmp_path):
-    from dynpr.atomic_files import atomic_path
+    from dynpr.graph.atomic_files import atomic_path
     from dynpr.errors import ResourceError
 
     out = tmp_path / "x.csv"
@@ -275,7 +275,7 @@ def test_corrupt_lock_file_is_one_line_with_what_to_do(tmp_path):
     import shutil
     from pathlib import Path
 
-    from dynpr.catalog import LOCK_NAME, load_catalog
+    from dynpr.io.catalog import LOCK_NAME, load_catalog
     from dynpr.errors import CatalogError
 
     catalog = tmp_path / "datasets" / "catalog.yaml"
@@ -352,7 +352,7 @@ def test_matrix_market_ids_parse_as_digits_only(tmp_path, container, entry, fiel
     import io
     import tarfile
 
-    from dynpr.readers import read_edges
+    from dynpr.io.readers import read_edges
 
     value = MM_VALUES[field]
     text = (f"%%MatrixMarket matrix coordinate {field} general\n% c 2.5e3 -1\n5 5 3\n3 4{value}\n{entry}{value}\n"
@@ -370,7 +370,7 @@ def test_matrix_market_ids_parse_as_digits_only(tmp_path, container, entry, fiel
 
 
 def test_matrix_market_values_may_hold_signs_and_points(tmp_path):
-    from dynpr.readers import read_matrix_market
+    from dynpr.io.readers import read_matrix_market
 
     path = tmp_path / "r.mtx"
     path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 -2.5e-3\n2 3 +1.0\n")
@@ -380,7 +380,7 @@ def test_matrix_market_values_may_hold_signs_and_points(tmp_path):
 def test_digits_only_stream_follows_a_comment_across_pieces():
     import io
 
-    from dynpr.id_text import DigitsOnly
+    from dynpr.io.id_text import DigitsOnly
 
     def read_in_pieces(data: bytes, size: int, id_fields: int | None = None) -> bytes:
         stream, out = DigitsOnly(io.BytesIO(data), id_fields), b""
@@ -402,7 +402,7 @@ def test_digits_only_stream_counts_the_id_fields_across_pieces():
     """A value column may hold signs and points; a field begun in one piece goes on in the next."""
     import io
 
-    from dynpr.id_text import DigitsOnly
+    from dynpr.io.id_text import DigitsOnly
 
     def read_in_pieces(data: bytes, size: int) -> bytes:
         stream, out = DigitsOnly(io.BytesIO(data), 2), b""

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dynpr import results
-from dynpr.results import COLUMNS, DTYPES, aggregate, geometric_mean, make_row, read_csv, to_frame, write_csv
+from dynpr.evaluation import results
+from dynpr.evaluation.results import COLUMNS, DTYPES, aggregate, geometric_mean, make_row, read_csv, to_frame, write_csv
 
 
 def row(**over):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import dynpr.rmat as rmat_mod
+import dynpr.generate.rmat as rmat_mod
 from dynpr.backend import gpu_available
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.gpu.rmat import plan_groups, rmat_device_bytes
-from dynpr.rmat import GRAPH500_ABC, rmat_edges, rmat_graph, rmat_raw_edges
+from dynpr.generate.rmat import GRAPH500_ABC, rmat_edges, rmat_graph, rmat_raw_edges
 
 
 def test_quadrant_probabilities_at_every_level():
@@ -317,6 +317,7 @@ _HOST_HARNESS = r"""
 #define __forceinline__ inline
 #define __global__
 #define __shared__
+#define __grid_constant__
 struct Dim { unsigned x; };
 static Dim threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
 typedef unsigned long long ull;
@@ -339,9 +340,9 @@ int main(int, char** argv) {
   std::vector<long long> keys(count);
   std::vector<ull> counts(2 * buckets);
   ull kept = 0;
-  rmat_extract(count, scale, rounds, eb, pb, t[0], t[1], t[2], by_target, lo, hi, keys.data(), &kept);
-  rmat_histogram(count, scale, rounds, eb, pb, t[0], t[1], t[2], shift, buckets, counts.data(),
-                 counts.data() + buckets);
+  const RmatStream s{count, eb, pb, scale, rounds, t[0], t[1], t[2]};
+  rmat_extract(s, by_target, lo, hi, keys.data(), &kept);
+  rmat_histogram(s, shift, buckets, counts.data(), counts.data() + buckets);
   for (ull i = 0; i < kept; ++i) printf("%lld ", keys[i]);
   printf("\n");
   for (int i = 0; i < 2 * buckets; ++i) printf("%llu ", counts[i]);

@@ -12,15 +12,15 @@ import pytest
 import yaml
 
 import dynpr
-import dynpr.graph as graph_mod
-import dynpr.rmat as rmat_mod
+import dynpr.graph.graph as graph_mod
+import dynpr.generate.rmat as rmat_mod
 from dynpr.backend import gpu_available
 from dynpr.batches import Batch, apply_batch, apply_batch_with_report, random_batch
-from dynpr.graph import Graph, row_lower_bound, transpose_csr
+from dynpr.graph.graph import Graph, row_lower_bound, transpose_csr
 from dynpr.errors import BatchError
-from dynpr.hostmem import check_host_fits, rss_line
+from dynpr.graph.hostmem import check_host_fits, rss_line
 from dynpr.pagerank import PageRankOptions, l1_error, static, update
-from dynpr.rmat import rmat_graph, rmat_raw_edges
+from dynpr.generate.rmat import rmat_graph, rmat_raw_edges
 
 
 def test_row_lower_bound_matches_searchsorted_per_row(random_edges):
@@ -74,7 +74,7 @@ def test_random_batch_deletes_only_non_loop_edges_when_some_vertices_lack_loops(
 
 def test_scale_config_validates_and_names_catalog_graphs(repo_root):
     jsonschema = pytest.importorskip("jsonschema")  # absent on the GPU machine, as is the catalog's reader
-    from dynpr.catalog import load_catalog
+    from dynpr.io.catalog import load_catalog
 
     base = yaml.safe_load((repo_root / "config.yaml").read_text())
     scale = yaml.safe_load((repo_root / "config/scale.yaml").read_text())
@@ -225,7 +225,7 @@ def test_streaming_searches_equal_row_binary_search(monkeypatch, random_edges, b
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
 def test_random_experiment_on_the_gpu_matches_the_cpu_rows():
-    from dynpr.experiments import run_batches
+    from dynpr.evaluation.experiments import run_batches
 
     graph = rmat_graph(10, 8, seed=1)
     batches = {1e-2: [random_batch(graph, 1e-2, 0.8, np.random.default_rng(s)) for s in range(2)]}
@@ -238,7 +238,7 @@ def test_random_experiment_on_the_gpu_matches_the_cpu_rows():
 
 
 def test_matrix_market_header_beyond_int32_is_one_line_before_reading(write_file):
-    from dynpr.readers import ParseError, read_matrix_market
+    from dynpr.io.readers import ParseError, read_matrix_market
 
     path = write_file("huge.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
                                   "3000000000 3000000000 2\n1 2\n2 1\n")
@@ -247,8 +247,8 @@ def test_matrix_market_header_beyond_int32_is_one_line_before_reading(write_file
 
 
 def test_matrix_market_too_large_for_the_host_is_one_line(write_file, monkeypatch):
-    import dynpr.readers as readers_mod
-    from dynpr.hostmem import check_host_fits as real_check
+    import dynpr.io.readers as readers_mod
+    from dynpr.graph.hostmem import check_host_fits as real_check
 
     monkeypatch.setattr(readers_mod, "check_host_fits", lambda need, what: real_check(need * 10**12, what))
     path = write_file("big.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n1 2\n3 4\n")
@@ -262,14 +262,14 @@ def _mtx(write_file, name, body, symmetry="general"):
 
 @pytest.mark.parametrize("symmetry", ["general", "symmetric"])
 def test_matrix_market_in_chunks_equals_one_chunk(write_file, monkeypatch, caplog, symmetry):
-    import dynpr.readers as readers_mod
+    import dynpr.io.readers as readers_mod
 
     rng = np.random.default_rng(2)
     pairs = rng.integers(1, 41, (300, 2))
     path = _mtx(write_file, "c.mtx.gz", "40 40 300\n" + "".join(f"{u} {v}\n" for u, v in pairs), symmetry)
     whole = readers_mod.read_matrix_market(path)
     monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 7)
-    with caplog.at_level("INFO", logger="dynpr.readers"):
+    with caplog.at_level("INFO", logger="dynpr.io.readers"):
         chunked = readers_mod.read_matrix_market(path)
     assert np.array_equal(chunked.src, whole.src) and np.array_equal(chunked.dst, whole.dst)
     assert chunked.src.dtype == np.int32 and chunked.num_vertices == 40
@@ -286,7 +286,7 @@ def test_matrix_market_in_chunks_equals_one_chunk(write_file, monkeypatch, caplo
     ("5 5 4\n1 2\n2 3\n3 x\n4 1\n", "line 6: expected two positive integer ids"),
 ])
 def test_matrix_market_errors_name_the_line_in_any_chunk(write_file, monkeypatch, body, match):
-    import dynpr.readers as readers_mod
+    import dynpr.io.readers as readers_mod
 
     monkeypatch.setattr(readers_mod, "MM_CHUNK_ENTRIES", 2)
     with pytest.raises(readers_mod.ParseError, match=rf"^\S*bad\.mtx: {match}"):

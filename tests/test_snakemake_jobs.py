@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from dynpr import snakemake_jobs as jobs
+from dynpr.pipeline import jobs
 
 
 def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):
@@ -24,7 +24,7 @@ def test_script_errors_give_one_line_and_exit_1(tmp_path, capsys):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_a_job_that_succeeds_ends_its_log_with_its_peak_memory(tmp_path):
-    from dynpr.hostmem import peak_rss_gib
+    from dynpr.graph.hostmem import peak_rss_gib
 
     log = tmp_path / "ok.log"
     with jobs.script_errors("random_batches", "rmat-20", log) as write:
@@ -81,7 +81,7 @@ def test_job_stops_when_its_snakemake_is_killed(tmp_path):
     import time
 
     job = tmp_path / "job.py"
-    job.write_text("import time\nfrom dynpr import snakemake_jobs as jobs\njobs.WATCH_PARENT_S = 0.1\n"
+    job.write_text("import time\nfrom dynpr.pipeline import jobs\njobs.WATCH_PARENT_S = 0.1\n"
                    "with jobs.script_errors('run', 'x', None):\n    time.sleep(60)\n")
     parent = tmp_path / "snakemake_stand_in.py"  # its command line names snakemake, as Snakemake's does
     parent.write_text(f"import subprocess, sys\np = subprocess.Popen([sys.executable, {str(job)!r}])\n"

@@ -13,32 +13,39 @@ import re
 from pathlib import Path
 
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dynpr"
-KERNELS = PACKAGE / "kernels"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "dynpr"
+KERNELS = ROOT / "kernels"  # the design card's top level; a wheel carries them as dynpr/kernels
 MAX_MODULE_LINES = 600
 MAX_KERNEL_LINES = 450
+MAX_PACKAGE_ENTRIES = 15
+MAX_KERNEL_PARAMETERS = 8  # more go in a struct (kernels/layouts.cuh, or a __grid_constant__ one)
 _KERNEL_NAME = re.compile(r"\w+\.cuh?")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+_GLOBAL = re.compile(r"__global__\s+(?:__launch_bounds__\([^)]*\)\s*)?void\s+(\w+)\s*\(")
 
 # Each module's tier, lowest first: a module imports only from its own tier or the ones below.
 # A module missing here fails test_every_module_has_a_tier: place it where its imports allow.
+# The subpackages' __init__ modules hold docstrings only, except those named in a tier.
 TIERS = (
     # what every layer uses: errors, host memory, files, array conventions, declared designs
-    {"dynpr.errors", "dynpr.hostmem", "dynpr.arrays", "dynpr.designs", "dynpr.verdicts", "dynpr.device_claims",
-     "dynpr.atomic_files", "dynpr.npz_files", "dynpr.snakemake_jobs", "dynpr.rmat_stream"},
+    {"dynpr.errors", "dynpr.designs", "dynpr.graph", "dynpr.graph.hostmem", "dynpr.graph.arrays",
+     "dynpr.graph.atomic_files", "dynpr.graph.npz_files", "dynpr.io", "dynpr.generate", "dynpr.generate.rmat_stream",
+     "dynpr.evaluation", "dynpr.evaluation.verdicts", "dynpr.pipeline", "dynpr.pipeline.device_claims",
+     "dynpr.pipeline.jobs"},
     # the graph and batch types and the checks every input passes
-    {"dynpr.csr_checks", "dynpr.graph", "dynpr.validate", "dynpr.batches.batch"},
+    {"dynpr.graph.csr_checks", "dynpr.graph.graph", "dynpr.graph.validate", "dynpr.batches.batch"},
     # data: making, storing and applying batches, reading graph files, catalog, results, figures, claims
-    {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.readers", "dynpr.id_text",
-     "dynpr.tar_streams", "dynpr.catalog", "dynpr.download", "dynpr.random_dag", "dynpr.ranks", "dynpr.results",
-     "dynpr.figure_style", "dynpr.plots", "dynpr.claims"},
+    {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.io.readers",
+     "dynpr.io.id_text", "dynpr.io.tar_streams", "dynpr.io.catalog", "dynpr.io.download", "dynpr.io.ranks",
+     "dynpr.generate.random_dag", "dynpr.evaluation.results", "dynpr.evaluation.figure_style",
+     "dynpr.evaluation.plots", "dynpr.evaluation.claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them
     {"dynpr.backend", "dynpr.pagerank", "dynpr.pagerank.cpu", "dynpr.pagerank.marking", "dynpr.pagerank.options",
-     "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.rmat", "dynpr.locality", "dynpr.blocking", "dynpr.shards",
-     "dynpr.gpu"},
+     "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.generate.rmat", "dynpr.gpu"},
     # what users and the workflow run
-    {"dynpr", "dynpr.dynamic", "dynpr.prepare", "dynpr.experiments", "dynpr.bench", "dynpr.pipeline",
-     "dynpr.footprint", "dynpr.cli", "dynpr.__main__"},
+    {"dynpr", "dynpr.pagerank.dynamic", "dynpr.io.prepare", "dynpr.evaluation.experiments", "dynpr.evaluation.bench",
+     "dynpr.pipeline.files", "dynpr.pipeline.footprint", "dynpr.cli", "dynpr.__main__"},
 )
 
 
@@ -80,7 +87,7 @@ def _python_arrows(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                             for alias in node.names)
     arrows = set()
     for target in imported:
-        while target not in modules and "." in target:  # `import dynpr.gpu.loader as x`, `dynpr.graph.Graph`
+        while target not in modules and "." in target:  # `import dynpr.gpu.loader as x`, `dynpr.graph.graph.Graph`
             target = target.rpartition(".")[0]
         if target in modules and target != name:
             arrows.add(target)
@@ -92,7 +99,7 @@ def _python_arrows(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Every module and kernel file of src/dynpr with the ones it depends on."""
+    """Every module of src/dynpr and every kernel file with the ones it depends on."""
     modules = _python_modules()
     graph = {name: _python_arrows(name, path, modules) for name, path in modules.items()}
     for kernel in sorted(KERNELS.glob("*.cu*")):
@@ -141,7 +148,7 @@ def _tier(name: str) -> int | None:
 
 def test_the_graph_sees_what_it_should():
     graph = import_graph()
-    assert "dynpr.graph" in graph["dynpr.batches.make"]  # a top-level import
+    assert "dynpr.graph.graph" in graph["dynpr.batches.make"]  # a top-level import
     assert "dynpr.gpu.pagerank" in graph["dynpr.pagerank"]  # one inside a function
     assert "dynpr.pagerank.options" in graph["dynpr.pagerank.cpu"]
     assert "kernels/pagerank.cu" in graph["dynpr.gpu.loader"]  # a kernel file named in code
@@ -181,3 +188,48 @@ def test_python_modules_stay_small():
 def test_kernel_files_stay_small():
     sizes = {path.name: len(path.read_text().splitlines()) for path in KERNELS.glob("*.cu*")}
     assert {name: lines for name, lines in sizes.items() if lines > MAX_KERNEL_LINES} == {}
+
+
+def test_package_shows_its_groups():
+    """src/dynpr's top level stays small enough to read: subpackages by concern, a few modules."""
+    entries = sorted(p.name for p in PACKAGE.iterdir() if p.name != "__pycache__")
+    assert len(entries) <= MAX_PACKAGE_ENTRIES, entries
+    assert not (PACKAGE / "kernels").exists() and sorted(KERNELS.glob("*.cu"))
+
+
+def kernel_parameters(source: str) -> dict[str, int]:
+    """Each ``__global__`` function of a CUDA source with its parameter count."""
+    counts = {}
+    for match in _GLOBAL.finditer(source):
+        depth, end = 1, match.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(source[end], 0)
+            end += 1
+        params, depth, count = source[match.end():end - 1], 0, 0
+        for char in params:
+            depth += {"(": 1, "<": 1, ")": -1, ">": -1}.get(char, 0)
+            count += char == "," and depth == 0
+        counts[match.group(1)] = count + 1 if params.strip() else 0
+    return counts
+
+
+def test_kernel_parameters_are_counted():
+    assert kernel_parameters("extern \"C\" __global__ void f(int a, T<int, 2> b, double* c) {}") == {"f": 3}
+    assert kernel_parameters("__global__ __launch_bounds__(256, 2) void g() {}") == {"g": 0}
+
+
+def test_every_kernel_takes_few_parameters():
+    counts = {f"{path.name}:{name}": n for path in KERNELS.glob("*.cu*")
+              for name, n in kernel_parameters(path.read_text()).items()}
+    assert len(counts) > 30  # the parser still finds the kernels
+    assert {name: n for name, n in counts.items() if n > MAX_KERNEL_PARAMETERS} == {}
+
+
+def test_every_measurement_folder_is_cited():
+    """docs/measurements holds the runs the docs cite, one folder per topic: no orphaned run."""
+    docs = "\n".join(p.read_text() for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+    measurements = ROOT / "docs" / "measurements"
+    folders = [f for topic in measurements.iterdir() if topic.is_dir() for f in (topic, *topic.iterdir())
+               if f.is_dir()]
+    assert not [f for f in measurements.iterdir() if f.is_file()]  # every file sits in its topic
+    assert [str(f.relative_to(ROOT)) for f in folders if str(f.relative_to(ROOT / "docs")) not in docs] == []

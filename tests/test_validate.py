@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from dynpr import pagerank as pr
-from dynpr.atomic_files import atomic_path, sweep_stale
+from dynpr.graph.atomic_files import atomic_path, sweep_stale
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
 from dynpr.errors import EXIT_INPUT, BatchError, DynprError, GraphError, InputError, ResourceError
-from dynpr.graph import Graph
-from dynpr.prepare import load_prepared
-from dynpr.validate import DIGEST_KEY, check_graph
+from dynpr.graph.graph import Graph
+from dynpr.io.prepare import load_prepared
+from dynpr.graph.validate import DIGEST_KEY, check_graph
 
 from cli_errors import one_error_line
 
@@ -173,7 +173,7 @@ def test_pagerank_checks_batch_ids_before_any_engine(monkeypatch):
         pr.update("nd", g, g, Batch.empty(), ranks[:-1], backend="gpu")
     with pytest.raises(InputError, match="finite"):
         pr.update("nd", g, g, Batch.empty(), np.full(g.num_vertices, np.nan), backend="gpu")
-    with pytest.raises(InputError, match="must be a dynpr.graph.Graph"):
+    with pytest.raises(InputError, match="must be a dynpr.graph.graph.Graph"):
         pr.static("not a graph", backend="gpu")
 
 
@@ -206,8 +206,8 @@ def _snap_gz(path, n, m, seed=0):
 @pytest.fixture
 def tiny_catalog(tmp_path, monkeypatch):
     """A catalog in a fresh folder with one downloadable temporal dataset whose counts come from good.txt.gz."""
-    from dynpr.readers import read_edges
-    from dynpr.prepare import build_graph
+    from dynpr.io.readers import read_edges
+    from dynpr.io.prepare import build_graph
 
     mirror = tmp_path / "mirror"
     mirror.mkdir()
@@ -242,7 +242,7 @@ def test_wrong_file_from_a_mirror_is_refused_and_not_kept(tiny_catalog, capsys):
 def test_first_verified_download_is_locked_and_enforced(tiny_catalog, capsys):
     import yaml
 
-    from dynpr.atomic_files import sha256_file
+    from dynpr.graph.atomic_files import sha256_file
 
     root, mirror, good = tiny_catalog
     (mirror / "toy.txt.gz").write_bytes(good.read_bytes())
@@ -352,7 +352,7 @@ def test_sigterm_removes_the_temporary_file(tmp_path):
     out = tmp_path / "out.csv"
     script = textwrap.dedent(f"""
         import os, signal, time
-        from dynpr.atomic_files import atomic_path, exit_on_sigterm
+        from dynpr.graph.atomic_files import atomic_path, exit_on_sigterm
         exit_on_sigterm()
         with atomic_path({str(out)!r}) as tmp:
             tmp.write_text("half")
@@ -393,7 +393,7 @@ def test_config_values_the_schema_lets_through(section, key, value, text, repo_r
     import jsonschema
     import yaml
 
-    from dynpr.validate import check_config_values
+    from dynpr.graph.validate import check_config_values
 
     schema = yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text())
     config = yaml.safe_load((repo_root / "config.yaml").read_text())
@@ -406,7 +406,7 @@ def test_config_values_the_schema_lets_through(section, key, value, text, repo_r
 
 def test_graph_checks_agree_across_chunks(monkeypatch):
     """The checks run on chunks of whole rows; tiny chunks must find the same faults."""
-    monkeypatch.setattr("dynpr.csr_checks._CHUNK", 7)
+    monkeypatch.setattr("dynpr.graph.csr_checks._CHUNK", 7)
     g = small_graph(50, 300, seed=4)
     assert check_graph(g, "g").num_edges == g.num_edges
     sources = g.sources.copy()
@@ -431,7 +431,7 @@ def test_read_only_output_is_exit_1_naming_the_output(tmp_path, capsys, monkeypa
     def read_only(src, dst):
         raise OSError(30, "Read-only file system", str(src))
 
-    monkeypatch.setattr("dynpr.atomic_files.os.replace", read_only)
+    monkeypatch.setattr("dynpr.graph.atomic_files.os.replace", read_only)
     line = one_error_line(capsys, ["batch", str(graph_file), "--fraction", "0.5", "--out", str(out)], code=1)
     assert line == f"dynpr: error: {out}: cannot write (Read-only file system)"
     assert list(tmp_path.iterdir()) == [graph_file]  # the temporary file is gone too
@@ -461,9 +461,9 @@ def test_wrong_kind_of_file_says_what_it_is(tmp_path, capsys):
 def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
     import yaml
 
-    from dynpr.catalog import get_dataset
+    from dynpr.io.catalog import get_dataset
     from dynpr.errors import CountMismatchError
-    from dynpr.prepare import prepare
+    from dynpr.io.prepare import prepare
 
     root, mirror, good = tiny_catalog
     raw = root / "datasets" / "raw"

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from dynpr.backend import gpu_available
-from dynpr.claims import COLUMNS
-from dynpr.results import read_csv
-from dynpr.verdicts import VERDICTS
+from dynpr.evaluation.claims import COLUMNS
+from dynpr.evaluation.results import read_csv
+from dynpr.evaluation.verdicts import VERDICTS
 
 REPO = Path(__file__).resolve().parents[1]
 APPROACHES = ["static", "nd", "dt", "df", "dfp"]

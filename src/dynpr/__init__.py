@@ -7,7 +7,7 @@ from dynpr.designs import APPROACHES  # noqa: F401  (the package-level name of t
 def __getattr__(name):
     # dynpr.DynamicPageRank, imported on first use (it needs the engines, which import dynpr)
     if name == "DynamicPageRank":
-        from dynpr.dynamic import DynamicPageRank
+        from dynpr.pagerank.dynamic import DynamicPageRank
 
         return DynamicPageRank
     raise AttributeError(f"module 'dynpr' has no attribute {name!r}")

@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dynpr import APPROACHES
-from dynpr.atomic_files import check_output
+from dynpr.graph.atomic_files import check_output
 from dynpr.backend import BACKENDS
 from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
 
@@ -198,8 +198,8 @@ def _emit(record: dict) -> None:
 
 def _inputs(graph: str, *files: str | None) -> list[Path]:
     """The files a run reads: GRAPH (for a catalog name, its prepared graph and source) and ``files``."""
-    from dynpr.catalog import get_dataset
-    from dynpr.prepare import GRAPH_SUFFIXES
+    from dynpr.io.catalog import get_dataset
+    from dynpr.io.prepare import GRAPH_SUFFIXES
 
     path = Path(graph)
     paths = [path, *(Path(f) for f in files if f)]
@@ -213,10 +213,11 @@ def _inputs(graph: str, *files: str | None) -> list[Path]:
 
 
 def _run_pagerank(args) -> None:
-    from dynpr import pagerank, ranks
+    from dynpr import pagerank
+    from dynpr.io import ranks
     from dynpr.backend import resolve_backend
     from dynpr.pagerank.options import PageRankOptions
-    from dynpr.prepare import read_graph_with_ids
+    from dynpr.io.prepare import read_graph_with_ids
 
     approaches = [c for group in args.approach for c in group] if args.approach else (
         list(APPROACHES) if args.batch else ["static"])
@@ -285,7 +286,7 @@ def _run_pagerank(args) -> None:
             run("static", None, graph, None, None, None, reference(graph, bar), _edge_counts(graph), bar)
     else:
         from dynpr.batches import apply_batch, read_batch_params, read_batches
-        from dynpr.validate import check_made_for
+        from dynpr.graph.validate import check_made_for
 
         batches = read_batches(args.batch)
         params = read_batch_params(args.batch)
@@ -317,7 +318,7 @@ def _run_pagerank(args) -> None:
 
 def _run_batch(args) -> None:
     from dynpr.batches import batch_rng, random_batch, write_batches
-    from dynpr.prepare import read_graph
+    from dynpr.io.prepare import read_graph
 
     check_output(args.out, "--out", _inputs(args.graph))  # before the work, not after it
     graph, _ = read_graph(args.graph)
@@ -333,7 +334,7 @@ def _run_batch(args) -> None:
 def _run_kahn(args) -> None:
     from dynpr.backend import resolve_backend
     from dynpr.kahn import kahn
-    from dynpr.prepare import read_graph
+    from dynpr.io.prepare import read_graph
 
     backend = resolve_backend(args.backend)
     graph, _ = read_graph(args.graph)
@@ -405,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         Exit status: 0 on success, 2 for bad arguments or input, 1 for a problem of
         the environment (no GPU, network, disk, memory); see :mod:`dynpr.errors`.
     """
-    from dynpr.atomic_files import exit_on_sigterm
+    from dynpr.graph.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
     parser = build_parser()

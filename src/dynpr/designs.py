@@ -163,7 +163,7 @@ class KernelVariant:
     name : the option value.
     summary : what it does, in a line.
     production : served by the default engine (:mod:`dynpr.gpu.pagerank`); the others live in
-        :mod:`dynpr.gpu.baselines` and exist to be measured against (``dynpr.bench``).
+        :mod:`dynpr.gpu.baselines` and exist to be measured against (``dynpr.evaluation.bench``).
     static_only : computes Static and ND only.
     classes : in-degree classes it lists (0: none, a push design).
     prc : gathers precomputed contributions R[u]/d[u] (two n-vectors more, of ``contribution``).
@@ -177,9 +177,6 @@ class KernelVariant:
         ``float32`` rounds each R[u]/d[u] once where it is stored, so a gather moves half the bytes;
         sums, ranks and the convergence test stay float64. The CPU engine rounds the same way
         (:mod:`dynpr.pagerank.cpu`), its twin.
-    refine_at : with float32 ``contribution``, read float64 ones after the first iteration whose
-        L-inf change is at most ``refine_at`` times tau, and converge on those (0: never). Only the
-        CPU twin implements it so far, so no variant sets it (docs/locality.md, "Refinement").
     """
 
     name: str
@@ -193,7 +190,6 @@ class KernelVariant:
     relabel: bool = False
     persistent_below: int = 0
     contribution: str = "float64"
-    refine_at: float = 0.0
 
 
 #: The default engine's contribution dtypes and their CUDA type (NVRTC define ``DYNPR_CONTRIBUTION``).
@@ -292,7 +288,8 @@ ITERATION_STATE = Int32Layout("IterationState", (("iterations", 1), ("done", 1),
 
 
 #: NumPy type codes of the C types a kernel parameter struct holds (pointers are device addresses).
-C_TYPES = {"pointer": "u8", "int": "i4", "long long": "i8", "double": "f8"}
+C_TYPES = {"pointer": "u8", "int": "i4", "unsigned int": "u4", "long long": "i8", "unsigned long long": "u8",
+           "double": "f8"}
 
 
 @dataclass(frozen=True)
@@ -369,7 +366,7 @@ def _struct_dtype(struct: KernelStruct):
 _PACKED_KEPT = 256
 
 #: :mod:`struct` codes of the NumPy type codes in :data:`C_TYPES`.
-_PACK_CODES = {"u8": "Q", "i4": "i", "i8": "q", "f8": "d"}
+_PACK_CODES = {"u8": "Q", "i4": "i", "u4": "I", "i8": "q", "f8": "d"}
 
 
 def _struct_layout(struct: KernelStruct):
@@ -399,6 +396,13 @@ def _address(value) -> int:
 def _pointers(*names: str) -> tuple[tuple[str, str, int], ...]:
     return tuple((name, "pointer", 1) for name in names)
 
+
+#: The R-MAT generator's stream, the first parameter of ``kernels/rmat.cu``'s kernels (defined there:
+#: that source stands alone, so the host's compiler builds it in tests/test_rmat.py).
+RMAT_STREAM = KernelStruct("RmatStream", (("num_edges", "long long", 1), ("edge_base", "unsigned long long", 1),
+                                          ("perm_base", "unsigned long long", 1), ("scale", "int", 1),
+                                          ("rounds", "int", 1), ("t1", "unsigned int", 1), ("t2", "unsigned int", 1),
+                                          ("t3", "unsigned int", 1)))
 
 #: The default engine's kernel parameters, one struct per launch family (``kernels/layouts.cuh``).
 KERNEL_STRUCTS = {s.name: s for s in (

@@ -8,11 +8,11 @@ import re
 import yaml
 from snakemake.exceptions import WorkflowError
 
-from dynpr.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
+from dynpr.io.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.errors import InputError
-from dynpr.snakemake_jobs import fraction_label
-from dynpr.validate import check_config_values as check_values_against_schema
-from dynpr.validate import check_schema
+from dynpr.pipeline.jobs import fraction_label
+from dynpr.graph.validate import check_config_values as check_values_against_schema
+from dynpr.graph.validate import check_schema
 
 CONFIG_SCHEMA = "../schemas/config.schema.yaml"
 
@@ -68,8 +68,8 @@ def dataset_source(wildcards):
 
 
 def job_mem_mb(rule, dataset, fraction=0.0, gpu=False):
-    """`mem_mb` of one job: its modelled peak host memory (dynpr.footprint, from the catalog's counts)."""
-    from dynpr.footprint import job_bytes, mem_mb  # lazy: keeps NumPy out of module import
+    """`mem_mb` of one job: its modelled peak host memory (dynpr.pipeline.footprint, from the catalog's counts)."""
+    from dynpr.pipeline.footprint import job_bytes, mem_mb  # lazy: keeps NumPy out of module import
 
     return mem_mb(job_bytes(rule, catalog_dataset(dataset), fraction=fraction, gpu=gpu))
 
@@ -85,11 +85,11 @@ def batches_mem_mb(rule):
 
 def prepare_gpus_of(dataset):
     """`prepare` takes a GPU slot where it may generate on one: R-MAT graphs of the counter-based
-    stream (dynpr.rmat.generation_backend), unless `backend: cpu`."""
+    stream (dynpr.generate.rmat.generation_backend), unless `backend: cpu`."""
     ds = catalog_dataset(dataset)
     if ds.kind != "generated" or config["backend"] == "cpu":
         return 0
-    from dynpr.rmat import counter_stream  # lazy: imports NumPy and SciPy
+    from dynpr.generate.rmat import counter_stream  # lazy: imports NumPy and SciPy
 
     return int(counter_stream(ds.scale, ds.edge_factor))
 
@@ -143,7 +143,7 @@ def backend_env(backend):
 
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.
-PLOTS_CODE = importlib.util.find_spec("dynpr.plots").origin
+PLOTS_CODE = importlib.util.find_spec("dynpr.evaluation.plots").origin
 
 # Figure -> its category in the HTML report (rules plot_summary and plot_bench).
 SUMMARY_FIGURES = {
@@ -210,10 +210,10 @@ def run_gpu_mem_mb(wildcards):
     (dynpr.gpu.memory.experiment_device_bytes; relabelling as on a 50 MB L2), 0 on the CPU."""
     if not run_gpus(wildcards):
         return 0
-    from dynpr.footprint import dataset_counts, mem_mb
+    from dynpr.pipeline.footprint import dataset_counts, mem_mb
     from dynpr.gpu.memory import experiment_device_bytes
     from dynpr.designs import relabels
-    from dynpr.experiments import options_from_config
+    from dynpr.evaluation.experiments import options_from_config
 
     c = dataset_counts(catalog_dataset(wildcards.dataset), gpu=True)
     edges = c.temporal_edges or c.edges - c.vertices
@@ -232,10 +232,10 @@ def run_gpu_mem_mb(wildcards):
 
 def slow_cpu_runs(hours=1.0):
     """`name (N h)` of each configured dataset whose experiment on the CPU engine takes more than
-    `hours` by dynpr.footprint.cpu_experiment_seconds (a floor), when runs may take the CPU."""
+    `hours` by dynpr.pipeline.footprint.cpu_experiment_seconds (a floor), when runs may take the CPU."""
     if config["backend"] == "gpu":
         return []
-    from dynpr.footprint import cpu_experiment_seconds, dataset_counts
+    from dynpr.pipeline.footprint import cpu_experiment_seconds, dataset_counts
 
     slow = []
     for name in config["datasets"]:
@@ -277,7 +277,7 @@ def bench_graph_names():
 
 
 def bench_batch_files():
-    """The ablation's batch files, as dynpr.bench.BatchFile fields: per ablation graph and bench
+    """The ablation's batch files, as dynpr.evaluation.bench.BatchFile fields: per ablation graph and bench
     fraction the pipeline's temporal slices (with their base) or random batches."""
     files = []
     for d in config["bench"]["ablation_graphs"]:
@@ -302,8 +302,8 @@ def bench_rule_inputs(wildcards):
 
 
 def bench_mem_mb(wildcards):
-    """`mem_mb` of the bench job, from its largest graph or Kahn report matrix (dynpr.footprint.bench_bytes)."""
-    from dynpr.footprint import bench_bytes, dataset_counts, mem_mb
+    """`mem_mb` of the bench job, from its largest graph or Kahn report matrix (dynpr.pipeline.footprint.bench_bytes)."""
+    from dynpr.pipeline.footprint import bench_bytes, dataset_counts, mem_mb
 
     counts = [dataset_counts(catalog_dataset(d), gpu=True) for d in bench_graph_names()]
     bench = config["bench"]

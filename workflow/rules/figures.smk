@@ -10,8 +10,8 @@ rule claims:
     input:
         unpack(claims_bench_inputs),
         summary="results/summary.csv",
-        code=importlib.util.find_spec("dynpr.claims").origin,
-        rule_code=importlib.util.find_spec("dynpr.verdicts").origin,
+        code=importlib.util.find_spec("dynpr.evaluation.claims").origin,
+        rule_code=importlib.util.find_spec("dynpr.evaluation.verdicts").origin,
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
     log:

@@ -1,13 +1,13 @@
-"""Rule bench: GPU benchmark tables (static variants, partition ablation, Kahn) via dynpr.bench.
+"""Rule bench: GPU benchmark tables (static variants, partition ablation, Kahn) via dynpr.evaluation.bench.
 
 Without a CUDA device the rule fails with one line ("bench needs a GPU: ...").
 """
 
-from dynpr.device_claims import claim_device
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.device_claims import claim_device
+from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, "results/bench", snakemake.log[0]) as log, claim_device(report=log):
-    from dynpr import bench
+    from dynpr.evaluation import bench
 
     p = snakemake.params
     graphs = dict(zip(p.bench_graphs, snakemake.input.graphs, strict=True))

@@ -1,14 +1,14 @@
 """Write results/claims.csv: every claim of the paper and its reports beside this run's measurements."""
 
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
     import pandas as pd
 
-    from dynpr.atomic_files import write_csv_atomic
-    from dynpr.claims import capped_runs, evaluate
-    from dynpr.results import read_csv
-    from dynpr.snakemake_jobs import read_input
+    from dynpr.graph.atomic_files import write_csv_atomic
+    from dynpr.evaluation.claims import capped_runs, evaluate
+    from dynpr.evaluation.results import read_csv
+    from dynpr.pipeline.jobs import read_input
 
     summary = read_csv(snakemake.input.summary)
     bench = {name: read_input(snakemake.input[name], pd.read_csv)

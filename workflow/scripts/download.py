@@ -2,11 +2,11 @@
 
 import logging
 
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.file, snakemake.log[0]) as log:
-    from dynpr.catalog import dataset_for_file, load_catalog
-    from dynpr.download import download, resolve_mirror
+    from dynpr.io.catalog import dataset_for_file, load_catalog
+    from dynpr.io.download import download, resolve_mirror
 
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s")

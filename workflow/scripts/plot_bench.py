@@ -1,9 +1,9 @@
 """Render one benchmark figure (PNG + PDF) from results/bench/*.csv, or a note when there are none."""
 
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.params.figure, snakemake.log[0]) as log:
-    from dynpr import plots
+    from dynpr.evaluation import plots
 
     bench = plots.read_bench(snakemake.input.bench)
     fig = plots.BENCH_FIGURES[snakemake.params.figure](bench)

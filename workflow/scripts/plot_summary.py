@@ -1,11 +1,11 @@
 """Render one figure (PNG + PDF) from results/summary.csv."""
 
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.jobs import script_errors
 
 target = getattr(snakemake.wildcards, "dataset", snakemake.params.figure)
 with script_errors(snakemake.rule, target, snakemake.log[0]) as log:
-    from dynpr import plots
-    from dynpr.results import expected_runs, read_csv
+    from dynpr.evaluation import plots
+    from dynpr.evaluation.results import expected_runs, read_csv
 
     summary = read_csv(snakemake.input.summary, expected_runs(snakemake.config))
     extra = {"dataset": snakemake.wildcards.dataset} if "dataset" in snakemake.wildcards.keys() else {}

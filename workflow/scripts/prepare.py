@@ -3,15 +3,15 @@
 import contextlib
 import logging
 
-from dynpr.device_claims import claim_device
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.device_claims import claim_device
+from dynpr.pipeline.jobs import script_errors
 
 gpu = snakemake.resources.get("gpu", 0)  # R-MAT graphs the GPU may generate (common.smk: prepare_gpus)
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log, (
     claim_device(report=log) if gpu else contextlib.nullcontext()
 ):
-    from dynpr.catalog import get_dataset
-    from dynpr.prepare import prepare
+    from dynpr.io.catalog import get_dataset
+    from dynpr.io.prepare import prepare
 
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s")

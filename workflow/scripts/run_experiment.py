@@ -2,15 +2,15 @@
 
 import contextlib
 
-from dynpr.device_claims import claim_device
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.device_claims import claim_device
+from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log, (
     # a GPU job claims its own device before anything initialises CUDA (docs/scaling.md)
     claim_device(report=log) if snakemake.resources.get("gpu", 0) else contextlib.nullcontext()
 ):
-    from dynpr.experiments import options_from_config, run_dataset
-    from dynpr.results import to_frame, write_csv
+    from dynpr.evaluation.experiments import options_from_config, run_dataset
+    from dynpr.evaluation.results import to_frame, write_csv
 
     p = snakemake.params
     options, reference_tolerance = options_from_config(p.pagerank)

@@ -2,10 +2,10 @@
 
 import sys
 
-from dynpr.snakemake_jobs import script_errors
+from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, "all datasets", snakemake.log[0]) as log:
-    from dynpr.results import concat_runs, expected_runs, write_csv
+    from dynpr.evaluation.results import concat_runs, expected_runs, write_csv
 
     # a runs file cut short or edited is refused here, naming the file and the rerun
     summary = concat_runs(snakemake.input, expected_runs(snakemake.config))

@@ -1,5 +1,5 @@
 """Applying a batch: :func:`apply_batch` splices the affected CSR rows of a
-:class:`~dynpr.graph.Graph` (graph and transpose) in one pass, without building the int64
+:class:`~dynpr.graph.graph.Graph` (graph and transpose) in one pass, without building the int64
 keys of every edge."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynpr.batches.batch import Batch, split_keys
-from dynpr.graph import Graph, array_module, as_array, contains_sorted, edge_keys, splice_csr, unique_sorted
-from dynpr.hostmem import check_host_fits
-from dynpr.validate import check_batch
+from dynpr.graph.graph import Graph, array_module, as_array, contains_sorted, edge_keys, splice_csr, unique_sorted
+from dynpr.graph.hostmem import check_host_fits
+from dynpr.graph.validate import check_batch
 
 
 class BatchWarning(UserWarning):

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynpr.arrays import VERTEX_DTYPE, array_module, on_device, to_host
+from dynpr.graph.arrays import VERTEX_DTYPE, array_module, on_device, to_host
 from dynpr.errors import BatchError
-from dynpr.validate import as_vertex_ids
+from dynpr.graph.validate import as_vertex_ids
 
 FIELDS = ("del_src", "del_dst", "ins_src", "ins_dst")
 
@@ -70,6 +70,6 @@ class Batch:
 
 
 def split_keys(keys: np.ndarray, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sources and targets (int32) of edge keys ``src * num_vertices + dst`` (:func:`dynpr.graph.edge_keys`)."""
+    """Sources and targets (int32) of edge keys ``src * num_vertices + dst`` (:func:`dynpr.graph.graph.edge_keys`)."""
     src, dst = array_module(keys).divmod(keys, np.int64(num_vertices))
     return src.astype(VERTEX_DTYPE), dst.astype(VERTEX_DTYPE)

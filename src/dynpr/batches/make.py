@@ -23,9 +23,9 @@ import numpy as np
 
 from dynpr.batches.batch import Batch, split_keys
 from dynpr.errors import BatchError
-from dynpr.graph import (VERTEX_DTYPE, Graph, contains_sorted, edge_keys, on_device, row_lower_bound, rows_of_positions,
+from dynpr.graph.graph import (VERTEX_DTYPE, Graph, contains_sorted, edge_keys, on_device, row_lower_bound, rows_of_positions,
                          to_host, unique_sorted)
-from dynpr.validate import check_ids
+from dynpr.graph.validate import check_ids
 
 # Most pairs drawn per rejection-sampling round: bounds memory on huge graphs.
 _MAX_DRAW = 1 << 22
@@ -243,7 +243,7 @@ def _is_edge(graph: Graph, keys: np.ndarray) -> np.ndarray:
     """Boolean mask: is each sorted key (see :func:`edge_keys`) an edge of ``graph``.
 
     On the host a binary search in each key's CSR row that drops settled keys
-    after every step (:func:`dynpr.graph.row_lower_bound`): a uniformly drawn
+    after every step (:func:`dynpr.graph.graph.row_lower_bound`): a uniformly drawn
     row is short, and with sorted keys the row reads go forward through memory.
     The streaming pass of :meth:`Graph.has_edges` for many queries reads every
     edge, once per rejection round.

@@ -1,6 +1,6 @@
 """Batch files: a sequence of batches as concatenated int32 arrays with int64 pointers, plus
 ``param_*`` scalars recording what made them and the graph they were made for
-(:func:`dynpr.validate.graph_record`)."""
+(:func:`dynpr.graph.validate.graph_record`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dynpr.atomic_files import atomic_path
+from dynpr.graph.atomic_files import atomic_path
 from dynpr.batches.batch import FIELDS, Batch
 from dynpr.errors import BatchError
-from dynpr.graph import Graph
-from dynpr.validate import as_vertex_ids, graph_record, read_npz
+from dynpr.graph.graph import Graph
+from dynpr.graph.validate import as_vertex_ids, graph_record, read_npz
 
 _POINTERS = ("del_ptr", "ins_ptr")
 
@@ -36,7 +36,7 @@ def write_batches(path: str | Path, batches: list[Batch], *, made_for: Graph, **
         The graph the first batch applies to; its counts and sha256 are stored
         (``param_graph_vertices``, ``param_graph_edges``, ``param_graph_sha256``)
         so that the file is refused on another graph
-        (:func:`dynpr.validate.check_made_for`).
+        (:func:`dynpr.graph.validate.check_made_for`).
     **params
         Scalars (str, bool, int, float) stored as ``param_<name>``.
 

@@ -2,7 +2,7 @@
 
 Declared in :data:`dynpr.designs.VARIANTS` (``production=False``) and run
 through :func:`run`, which :func:`dynpr.gpu.pagerank._update` calls for them;
-the benchmark (``dynpr.bench``) compares them with the default. Kernels:
+the benchmark (``dynpr.evaluation.bench``) compares them with the default. Kernels:
 ``kernels/baselines.cu``.
 
 - ``partitioned`` is the paper's design (:func:`run_partitioned`): in-degree

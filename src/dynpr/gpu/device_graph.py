@@ -1,6 +1,6 @@
 """What the GPU engines share: the graph on the device and launch wiring.
 
-A graph is uploaded once per :class:`dynpr.graph.Graph` object (a weak cache,
+A graph is uploaded once per :class:`dynpr.graph.graph.Graph` object (a weak cache,
 so later runs on the same object copy nothing), and before a first upload the
 run is checked against free device memory (:mod:`dynpr.gpu.memory`'s model).
 The rest is launch wiring: a grid for one thread per item,
@@ -18,7 +18,7 @@ from typing import NamedTuple
 from dynpr.designs import APPROACH_FLAGS, BLOCK, KERNEL_STRUCTS
 from dynpr.gpu import loader, memory
 from dynpr.gpu.resident import upload
-from dynpr.graph import on_device
+from dynpr.graph.graph import on_device
 from dynpr.pagerank.options import PageRankOptions
 
 # (AFFECTED, FRONTIER, PRUNE) template flags of the rank kernels per approach.
@@ -75,7 +75,7 @@ def prefer_l1(cupy, kernel, blocks: int, dynamic_shared: int) -> None:
 
 @dataclass(eq=False)
 class DeviceGraph:
-    """A :class:`dynpr.graph.Graph` on the device, plus ``1/out-degree`` (float64)."""
+    """A :class:`dynpr.graph.graph.Graph` on the device, plus ``1/out-degree`` (float64)."""
 
     n: int
     offsets: object

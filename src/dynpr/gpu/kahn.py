@@ -39,7 +39,7 @@ from dynpr.gpu import loader
 from dynpr.gpu.device_graph import BLOCK, grid_for
 from dynpr.gpu.memory import DEFAULT_RESERVE_BYTES, check_fits, free_device_bytes
 from dynpr.gpu.resident import upload
-from dynpr.hostmem import GIB
+from dynpr.graph.hostmem import GIB
 
 
 def _levels(kernels, cupy, graph, offsets, targets, in_offsets, indeg, flag, scan, frontier, nxt, counts):
@@ -140,7 +140,7 @@ def _host_removal(kernels, cupy, graph, offsets, targets, in_offsets, indeg, fla
     """The report's final CSR version: in-degrees and each level's frontier on the GPU, the
     removal on the host ("remove_active_nodes_cpu": the in-degrees copied to the host,
     decremented over the frontier's out-edges, copied back); returns (processed, levels)."""
-    from dynpr.graph import to_host
+    from dynpr.graph.graph import to_host
     from dynpr.pagerank.marking import csr_gather
 
     n = graph.num_vertices
@@ -187,7 +187,7 @@ def _dense_buffers(cupy, matrix, shared_memory: bool):
 @functools.cache
 def _warm_up() -> None:
     """Compile and load every kernel (ours and CuPy's scan) outside timing."""
-    from dynpr.graph import Graph
+    from dynpr.graph.graph import Graph
 
     cupy = loader.require_cupy()
     graph = Graph.from_edges(np.array([0, 0, 1]), np.array([1, 2, 2]), self_loops=False)
@@ -206,7 +206,7 @@ def kahn(graph, *, driver: str = "persistent"):
 
     Parameters
     ----------
-    graph : dynpr.graph.Graph
+    graph : dynpr.graph.graph.Graph
         Run it on ``graph.without_self_loops()``: a self-loop makes its vertex cyclic.
     driver : {"persistent", "levels", "two_phase", "host_removal"}
         One cooperative kernel for all levels, or a launch and a host read per level; or, as the

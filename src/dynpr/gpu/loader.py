@@ -1,6 +1,6 @@
 """The one place where dynpr's CUDA sources become CuPy kernels.
 
-Sources live in ``src/dynpr/kernels/*.cu`` (package data, or the folder
+Sources live in ``kernels/*.cu`` (package data, or the folder
 named by ``DYNPR_KERNELS``). ``#include "x.cuh"`` lines are replaced by the header's
 text before compiling, so the source CuPy hashes for its on-disk cache changes
 whenever a header does (the style of ``cupyx/scipy/signal/_iir_utils.py``).
@@ -61,10 +61,14 @@ def compile_notice(source: str):
 
 
 def kernel_dir() -> Path:
-    """Folder holding the ``.cu``/``.cuh`` sources: ``DYNPR_KERNELS`` if set, else the
-    package's own ``dynpr/kernels`` (installed with it as package data)."""
+    """Folder holding the ``.cu``/``.cuh`` sources: ``DYNPR_KERNELS`` if set, else a checkout's
+    top-level ``kernels/``, else the installed package's ``dynpr/kernels`` (pyproject.toml maps the
+    checkout's folder there in a wheel)."""
     env = os.environ.get("DYNPR_KERNELS")
-    return Path(env) if env else Path(str(importlib.resources.files("dynpr") / "kernels"))
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[3] / "kernels"
+    return checkout if checkout.is_dir() else Path(str(importlib.resources.files("dynpr") / "kernels"))
 
 
 def require_cupy():
@@ -265,7 +269,7 @@ GATHER_TEMPLATES = {(dtype, hot): f"gather_sum<{ctype},{_bools(hot)}>"
 
 
 def gather_kernel(dtype: str = "float64", hot: bool = False):
-    """``gather_sum`` from ``kernels/gather.cu``, the pull iteration's yardstick (:func:`dynpr.bench.gather_ms`),
+    """``gather_sum`` from ``kernels/gather.cu``, the pull iteration's yardstick (:func:`dynpr.evaluation.bench.gather_ms`),
     gathering ``dtype`` contributions, with ``hot`` the first ones from shared memory."""
     return module("gather.cu", tuple(GATHER_TEMPLATES.values()), ())[GATHER_TEMPLATES[str(dtype), hot]]
 

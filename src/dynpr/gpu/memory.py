@@ -74,7 +74,7 @@ from __future__ import annotations
 
 from dynpr.designs import APPROACH_FLAGS, APPROACHES, PARTITIONS, RELABEL_APPROACHES, VARIANTS, relabels
 from dynpr.gpu import buffers
-from dynpr.hostmem import GIB
+from dynpr.graph.hostmem import GIB
 
 #: Bytes kept back for compiled kernels, CUB temporary storage and CuPy pool rounding.
 DEFAULT_RESERVE_BYTES = 256 << 20
@@ -257,13 +257,13 @@ def experiment_device_bytes(
     temporal: bool = False,
     relabel: bool = False,
 ) -> dict[str, int]:
-    """Device bytes of :func:`dynpr.experiments.run_batches` at its largest batch, item by item.
+    """Device bytes of :func:`dynpr.evaluation.experiments.run_batches` at its largest batch, item by item.
 
     The experiment keeps the base graph resident (with 1/d), builds each batch's new
     graph beside it (:func:`dynpr.batches.apply_batch` on the device: the new CSR and
     transpose, splicing's scratch of a piece and the batch's sorts), and then runs every
     approach on it, keeping the base ranks, the ``repeat`` results of Static and the
-    reference (:func:`dynpr.experiments._measure_batch` scores every other run as it ends). The temporal experiment keeps the
+    reference (:func:`dynpr.evaluation.experiments._measure_batch` scores every other run as it ends). The temporal experiment keeps the
     previous batch's graph too, and each approach's ranks carried from batch to batch.
     Peak = the larger of the apply and the run phase.
 

@@ -50,7 +50,7 @@ from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
 from dynpr.gpu.iterations import IterationLoop
 from dynpr.gpu.warm_up import tiny_case
-from dynpr.graph import on_device
+from dynpr.graph.graph import on_device
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 
 
@@ -94,8 +94,6 @@ def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_s
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
-    if design.refine_at:
-        raise ValueError(f"GPU variant {design.name!r}: float64 refinement (refine_at) has only its CPU twin so far")
     if design.fused:
         return run_classes(approach, g, batch, start, options, design, pull_share=pull_share)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
@@ -133,7 +131,7 @@ def _update(approach: str, old_graph, graph, batch, previous_ranks, options: Pag
     ----------
     approach : str
         One of ``static nd dt df dfp``.
-    old_graph, graph : dynpr.graph.Graph
+    old_graph, graph : dynpr.graph.graph.Graph
         The graph before and after ``batch`` (``old_graph`` is read by DT only, and on the
         device only by the paper's design, ``partitioned``).
     batch : dynpr.batches.Batch

@@ -1,7 +1,7 @@
 """Graphs kept on the GPU between batches.
 
-A :class:`dynpr.graph.Graph` may hold CuPy arrays instead of NumPy ones. The
-graph operations of :mod:`dynpr.graph` run where the arrays are, so
+A :class:`dynpr.graph.graph.Graph` may hold CuPy arrays instead of NumPy ones. The
+graph operations of :mod:`dynpr.graph.graph` run where the arrays are, so
 :func:`dynpr.batches.apply_batch` on a resident graph splices the CSR and its
 transpose on the device (one pass over each, plus batch-sized searches) and
 returns another resident graph, and the GPU engine wraps a resident graph
@@ -15,8 +15,8 @@ import numpy as np
 
 from dynpr.batches import Batch
 from dynpr.gpu import loader
-from dynpr.graph import Graph, on_device, to_host
-from dynpr.npz_files import chunks
+from dynpr.graph.graph import Graph, on_device, to_host
+from dynpr.graph.npz_files import chunks
 
 _FIELDS = ("offsets", "targets", "in_offsets", "sources")
 

@@ -1,4 +1,4 @@
-"""R-MAT graphs generated on the GPU: the counter-based stream of :mod:`dynpr.rmat`, whose
+"""R-MAT graphs generated on the GPU: the counter-based stream of :mod:`dynpr.generate.rmat`, whose
 NumPy code is the twin (the same graph, bit for bit).
 
 The stream is a pure function of the edge index, so nothing edge-sized is kept between
@@ -32,18 +32,18 @@ the pieces being concatenated   with its array at the concatenation      12E)
 
 Without ``resident`` each group's columns and counts go to the host as they are made;
 the host then holds the pieces and the arrays they are joined into (12E + 16(n+1) + 8n
-at most, checked with :func:`dynpr.hostmem.check_host_fits`).
+at most, checked with :func:`dynpr.graph.hostmem.check_host_fits`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dynpr import rmat_stream
-from dynpr.designs import BLOCK
-from dynpr.graph import OFFSET_DTYPE, VERTEX_DTYPE, Graph
+from dynpr.generate import rmat_stream
+from dynpr.designs import BLOCK, RMAT_STREAM
+from dynpr.graph.graph import OFFSET_DTYPE, VERTEX_DTYPE, Graph
 from dynpr.gpu import loader, memory
-from dynpr.hostmem import check_host_fits
+from dynpr.graph.hostmem import check_host_fits
 
 #: Vertex-range buckets of the histogram pass (a power of two; its per-block counters
 #: take 16 bytes each of shared memory: 32 KiB).
@@ -110,12 +110,12 @@ def plan_groups(counts: np.ndarray, bucket_rows: int, chunk_edges: int, self_loo
 
 def rmat_graph_gpu(scale: int, edge_factor: int, seed: int, abc: tuple[float, float, float], *,
                    self_loops: bool, resident: bool, chunk_edges: int) -> Graph:
-    """The graph of :func:`dynpr.rmat.rmat_graph` for the counter-based stream, generated on the GPU.
+    """The graph of :func:`dynpr.generate.rmat.rmat_graph` for the counter-based stream, generated on the GPU.
 
     Parameters
     ----------
     scale, edge_factor, seed, abc, self_loops
-        As for :func:`dynpr.rmat.rmat_graph` (checked there).
+        As for :func:`dynpr.generate.rmat.rmat_graph` (checked there).
     resident : bool
         Return CuPy arrays (the graph stays on the device), else NumPy arrays.
     chunk_edges : int
@@ -138,16 +138,17 @@ def rmat_graph_gpu(scale: int, edge_factor: int, seed: int, abc: tuple[float, fl
     cupy = loader.require_cupy()
     kernels = loader.rmat_kernels()
     n, m = 1 << scale, edge_factor << scale
-    stream = (np.int64(m), np.int32(scale), np.int32(rmat_stream.FEISTEL_ROUNDS),
-              np.uint64(rmat_stream.stream_base(seed, rmat_stream.EDGE_STREAM)),
-              np.uint64(rmat_stream.stream_base(seed, rmat_stream.PERM_STREAM)),
-              *(np.uint32(t) for t in rmat_stream.quadrant_thresholds(abc)))
+    t1, t2, t3 = rmat_stream.quadrant_thresholds(abc)
+    stream = RMAT_STREAM.pack(
+        num_edges=m, scale=scale, rounds=rmat_stream.FEISTEL_ROUNDS,
+        edge_base=rmat_stream.stream_base(seed, rmat_stream.EDGE_STREAM),
+        perm_base=rmat_stream.stream_base(seed, rmat_stream.PERM_STREAM), t1=t1, t2=t2, t3=t3)
     blocks = cupy.cuda.Device().attributes["MultiProcessorCount"]
     buckets = min(n, HIST_BUCKETS)
     bucket_shift = scale - buckets.bit_length() + 1
     hist = cupy.zeros((2, buckets), dtype=np.uint64)
     kernels["rmat_histogram"]((min(-(-m // BLOCK), 8 * blocks),), (BLOCK,),
-                              (*stream, np.int32(bucket_shift), np.int32(buckets), hist[0], hist[1]),
+                              (stream, np.int32(bucket_shift), np.int32(buckets), hist[0], hist[1]),
                               shared_mem=16 * buckets)
     hist = hist.get()
     plans = [plan_groups(hist[d], 1 << bucket_shift, chunk_edges, self_loops) for d in (0, 1)]
@@ -177,7 +178,7 @@ def rmat_graph_gpu(scale: int, edge_factor: int, seed: int, abc: tuple[float, fl
             keys = cupy.empty(group_drawn + loops, dtype=np.int64)
             if group_drawn:
                 kept.fill(0)
-                kernels["rmat_extract"](grid, (BLOCK,), (*stream, np.int32(by_target), np.uint32(lo), np.uint32(hi),
+                kernels["rmat_extract"](grid, (BLOCK,), (stream, np.int32(by_target), np.uint32(lo), np.uint32(hi),
                                                          keys, kept))
                 if int(kept.get()[0]) != group_drawn:  # the two kernels must agree on the predicate
                     raise RuntimeError(f"{what}: rows {lo}..{hi - 1} kept {int(kept.get()[0])} edges where the "

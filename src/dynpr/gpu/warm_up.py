@@ -10,7 +10,7 @@ import numpy as np
 
 from dynpr.batches import Batch
 from dynpr.gpu.device_graph import to_device
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 
 
 @functools.cache

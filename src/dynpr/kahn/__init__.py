@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dynpr.backend import resolve_backend
 from dynpr.errors import InputError
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.kahn.cpu import KahnResult, kahn_dense
 from dynpr.kahn.cpu import kahn as cpu_kahn
 
@@ -38,12 +38,12 @@ def kahn(graph: Graph, *, backend: str = "auto") -> KahnResult:
     ------
     ValueError
         On an unknown backend; an :class:`~dynpr.errors.InputError` (one) for a ``graph`` that is
-        not a :class:`~dynpr.graph.Graph`.
+        not a :class:`~dynpr.graph.graph.Graph`.
     RuntimeError
         If ``backend="gpu"`` and no GPU is usable.
     """
     if not isinstance(graph, Graph):
-        raise InputError(f"graph must be a dynpr.graph.Graph, not {type(graph).__name__}")
+        raise InputError(f"graph must be a dynpr.graph.graph.Graph, not {type(graph).__name__}")
     if resolve_backend(backend) == "gpu":
         from dynpr.gpu.kahn import kahn as gpu_kahn
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynpr.backend import device_name
-from dynpr.graph import VERTEX_DTYPE, Graph
+from dynpr.graph.graph import VERTEX_DTYPE, Graph
 from dynpr.pagerank.marking import csr_gather
 
 

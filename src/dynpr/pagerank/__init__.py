@@ -19,9 +19,9 @@ from dynpr.backend import resolve_backend
 from dynpr.batches import Batch
 from dynpr.designs import APPROACH, APPROACHES, REFERENCE_TOLERANCE, variant as declared
 from dynpr.errors import InputError
-from dynpr.graph import Graph, array_module
+from dynpr.graph.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
-from dynpr.validate import check_batch, check_rank_values, finite_number
+from dynpr.graph.validate import check_batch, check_rank_values, finite_number
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -32,7 +32,7 @@ __all__ = [
 def _check_shape(graph, name: str) -> int:
     """O(1) consistency of a Graph handed to the library (full checks run where graphs are read)."""
     if not isinstance(graph, Graph):
-        raise InputError(f"{name} must be a dynpr.graph.Graph, not {type(graph).__name__}")
+        raise InputError(f"{name} must be a dynpr.graph.graph.Graph, not {type(graph).__name__}")
     n = graph.num_vertices
     if n < 1 or len(graph.in_offsets) != n + 1 or len(graph.sources) != len(graph.targets) \
             or int(graph.offsets[-1]) != len(graph.targets) or int(graph.in_offsets[-1]) != len(graph.sources):

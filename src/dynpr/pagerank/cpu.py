@@ -14,8 +14,7 @@ edges on web-NotreDame). The results are identical either way.
 With a variant that stores float32 contributions (``KernelVariant.contribution``, ``classes_c32``)
 this engine is its twin: the matrix is unweighted and multiplies ``R[u]/d[u]`` rounded to float32
 and widened back, every vertex's contributions each iteration (O(n) more per iteration), so
-the sums, ranks and convergence test stay float64 as on the GPU. A variant that refines
-(``KernelVariant.refine_at``) reads float64 contributions after a switch (``_Contributions``).
+the sums, ranks and convergence test stay float64 as on the GPU.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import scipy.sparse as sp
 from dynpr.backend import device_name
 from dynpr.batches import Batch
 from dynpr.designs import APPROACH, variant as declared
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 from dynpr.errors import InputError
@@ -79,7 +78,7 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
     if graph.num_edges < np.iinfo(np.int32).max:
         in_offsets = in_offsets.astype(np.int32)  # SciPy would otherwise copy the int32 sources to int64
     inv_degree = 1.0 / np.maximum(degree, 1)  # dangling vertices have no out-edge to weight
-    pull, weigh = _gather(graph, in_offsets, inv_degree, declared(options.variant), options.tolerance)
+    pull, weigh = _gather(graph, in_offsets, inv_degree, declared(options.variant))
     t0 = t_mark = time.perf_counter()
     if spec.recomputes_all:
         affected = None
@@ -109,49 +108,22 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
     return result
 
 
-class _Contributions:
-    """What the pull matrix multiplies in an iteration, ``weigh(R)``, and whether the iteration may
-    end the solve, for a design that stores ``design.contribution``: ``R/d`` rounded to float32 and
-    widened (the stored contributions of ``classes_c32``), or in float64. With ``design.refine_at``
-    the iterations after the first whose L-inf change is at most ``refine_at * tau`` read float64
-    contributions (the GPU widens the stored ones from R once), and only those may converge, so
-    the fixed point is float64's."""
-
-    def __init__(self, inv_degree: np.ndarray, design, tolerance: float):
-        self.inv_degree = inv_degree
-        self.reads = design.contribution
-        self.switch_below = design.refine_at * tolerance if design.refine_at else None
-        self.final = "float64" if self.switch_below is not None else design.contribution
-
-    def __call__(self, ranks: np.ndarray) -> np.ndarray:
-        contributions = ranks * self.inv_degree
-        return contributions if self.reads == "float64" else contributions.astype(self.reads).astype(np.float64)
-
-    def converged(self, delta: float, tolerance: float) -> bool:
-        """Whether an iteration of L-inf change ``delta`` meets ``tolerance``; if not, what the next
-        iteration reads."""
-        if delta <= tolerance and self.reads == self.final:
-            return True
-        if self.switch_below is not None and delta <= self.switch_below:
-            self.reads = "float64"
-        return False
+def _float32_contributions(inv_degree: np.ndarray):
+    """``weigh(R)`` for stored float32 contributions (``classes_c32``): ``R/d`` rounded to float32 and
+    widened back, as the GPU stores and reads them."""
+    return lambda ranks: (ranks * inv_degree).astype(np.float32).astype(np.float64)
 
 
-def _gather(graph: Graph, in_offsets: np.ndarray, inv_degree: np.ndarray, design, tolerance: float):
+def _gather(graph: Graph, in_offsets: np.ndarray, inv_degree: np.ndarray, design):
     """The pull matrix and what it multiplies, ``weigh(R)``: for float64 contributions ``W`` with
     weights 1/d[u] times R itself and ``weigh = None``; otherwise the unweighted in-CSR times a
-    :class:`_Contributions`, so each sum adds the terms the GPU adds (``R[u] * (1/d[u])``, the
+    :func:`_float32_contributions`, so each sum adds the terms the GPU adds (``R[u] * (1/d[u])``, the
     same product either way)."""
     n = graph.num_vertices
     if design.contribution == "float64":
         return sp.csr_array((inv_degree[graph.sources], graph.sources, in_offsets), shape=(n, n)), None
     ones = np.ones(graph.num_edges)
-    return sp.csr_array((ones, graph.sources, in_offsets), shape=(n, n)), _Contributions(inv_degree, design, tolerance)
-
-
-def _met(weigh, delta: float, tolerance: float) -> bool:
-    """Whether an iteration of change ``delta`` ends the solve (:meth:`_Contributions.converged`)."""
-    return delta <= tolerance if weigh is None else weigh.converged(delta, tolerance)
+    return sp.csr_array((ones, graph.sources, in_offsets), shape=(n, n)), _float32_contributions(inv_degree)
 
 
 def _iterate_all(pull: sp.csr_array, weigh, ranks: np.ndarray, options: PageRankOptions, dangling: np.ndarray):
@@ -174,7 +146,7 @@ def _iterate_all(pull: sp.csr_array, weigh, ranks: np.ndarray, options: PageRank
         delta = float(np.max(np.abs(new - ranks)))
         ranks = new
         iterations += 1
-        converged = _met(weigh, delta, options.tolerance)
+        converged = delta <= options.tolerance
         if converged or iterations >= options.max_iterations:
             return ranks, iterations, converged
 
@@ -248,7 +220,7 @@ def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, 
         written = rows
         iterations += 1
         delta = float(change.max()) if change.size else 0.0
-        converged = _met(weigh, delta, options.tolerance)
+        converged = delta <= options.tolerance
         if converged or iterations >= options.max_iterations:
             return ranks, iterations, converged, int(ever.sum())
         if frontier:

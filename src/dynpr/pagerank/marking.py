@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
 from dynpr.batches import Batch
-from dynpr.graph import Graph
+from dynpr.graph.graph import Graph
 
 
 def csr_gather(offsets: np.ndarray, columns: np.ndarray, rows: np.ndarray) -> np.ndarray:

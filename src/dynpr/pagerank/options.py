@@ -8,7 +8,7 @@ import numpy as np
 
 from dynpr.designs import PARTITIONS
 from dynpr.errors import ConvergenceError, InputError
-from dynpr.validate import finite_number
+from dynpr.graph.validate import finite_number
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The paper's evaluation: experiment runs, results tables, claims and verdicts, benchmarks, figures."""

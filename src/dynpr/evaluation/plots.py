@@ -1,0 +1,473 @@
+"""Figures of the paper's section 5, from the summary table (and benchmark tables).
+
+Every figure function takes a DataFrame and returns a matplotlib ``Figure``;
+:func:`save_figure` writes it as PNG and PDF. Runtimes and errors across graphs
+are geometric means of each graph's mean (:func:`dynpr.evaluation.results.aggregate`,
+paper 5.1.5). How they look (one colour, marker and hatching per approach, fonts,
+legends, log ticks) is :mod:`dynpr.evaluation.figure_style`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on cluster nodes or in CI
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib import patheffects  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from dynpr.evaluation.figure_style import (CYCLE, CYCLE_HATCH, LINESTYLE, LOG, MIN_FONT, MIX_EDGES, NO_BENCH, RC,
+                                STYLE, approaches_in, coincident_notes, declutter, figure_legend,
+                                grouped_bars, message_figure, panel_grid, panel_title, pick_backend,
+                                plain_log_ticks, save_figure, to_log_values)  # noqa: E402, F401
+from dynpr.designs import BASELINE  # noqa: E402
+from dynpr.evaluation.results import aggregate, geometric_mean  # noqa: E402
+
+
+def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
+    """Fig. 3 of the paper: runtime and error per batch fraction and per graph, temporal graphs.
+
+    (a) runtime and (b) L1 error per batch fraction, geometric mean across
+    graphs, speedup vs Static labelled in (a); (c) runtime and (d) error per
+    graph (geometric mean over the batch fractions of each fraction's mean).
+    """
+    t, backend = pick_backend(df[df["experiment"] == "temporal"])
+    if t.empty:
+        return message_figure("Temporal graphs", "no temporal rows in results/summary.csv — "
+                                                  "add a temporal dataset to config 'datasets'")
+    approaches = approaches_in(t)
+    fractions = sorted(t["batch_fraction"].unique())
+    datasets = list(dict.fromkeys(t["dataset"]))
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+        for ax, value, label in ((axes[0, 0], "time_ms", "runtime (ms)"), (axes[0, 1], "l1_error", "L1 error")):
+            table = aggregate(t, value, ["approach", "batch_fraction"])
+            grouped_bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
+            ax.set_xticks(range(len(fractions)), [f"{f:g}·|E_T|" for f in fractions])
+            ax.set_xlabel("batch size")
+            ax.set_ylabel(f"{label}, geometric mean over graphs{LOG}")
+        per_batch = t.groupby(["dataset", "approach", "batch_fraction", "batch_index"])[["time_ms", "l1_error"]].median()
+        per_fraction = per_batch.groupby(["dataset", "approach", "batch_fraction"]).mean()
+        per_graph = per_fraction.groupby(["dataset", "approach"]).agg(geometric_mean).reset_index()
+        for ax, value, label in ((axes[1, 0], "time_ms", "runtime (ms)"), (axes[1, 1], "l1_error", "L1 error")):
+            grouped_bars(ax, datasets, approaches, per_graph, "dataset", value)
+            ax.set_ylabel(f"{label}, mean over batch sizes{LOG}")
+            ax.tick_params(axis="x", rotation=20)
+        for ax, letter in zip(axes.ravel(), "abcd"):
+            ax.set_title(f"({letter})", loc="left")
+        axes[0, 0].set_title("runtime; speedup vs Static labelled")
+        axes[0, 1].set_title("rank error vs reference Static (τ=1e-100)")
+        axes[1, 0].set_title("runtime per graph")
+        axes[1, 1].set_title("rank error per graph")
+        figure_legend(fig, approaches, bars=True)
+        fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.04)
+        fig.tight_layout()
+        declutter(axes[0, 0])
+    return fig
+
+
+def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_suffix="") -> list[str]:
+    """One line per approach over batch fractions (log-log); the approaches in
+    ``speedup`` get their speedup over Static written at each point. Returns
+    notes on coincident lines, for the panel title."""
+    static = table[table["approach"] == BASELINE].set_index("batch_fraction")[value]
+    drawn = {}
+    for a in approaches:
+        rows = table[table["approach"] == a].sort_values("batch_fraction")
+        y = to_log_values(rows[value].to_numpy())
+        drawn[STYLE[a][0]] = y
+        ax.plot(rows["batch_fraction"], y, linestyle=LINESTYLE[a], color=STYLE[a][1], marker=STYLE[a][2],
+                markersize=4, label=STYLE[a][0] + label_suffix)
+        if a in speedup and a != BASELINE:
+            for f, v in zip(rows["batch_fraction"], y):
+                if np.isfinite(v) and f in static.index and static[f] > 0:
+                    ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 5),
+                                ha="center", fontsize=MIN_FONT, color=STYLE[a][1] if len(speedup) > 1 else "black",
+                                path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if speedup:  # room for the labels above the highest point and beside the outermost ones
+        ax.margins(x=0.08)
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high * 2)
+    plain_log_ticks(ax)
+    plain_log_ticks(ax, "x")
+    return coincident_notes(drawn)
+
+
+def _below_mix(rows: pd.DataFrame) -> dict[str, list[float]]:
+    """Per dataset the random batch sizes whose batches have fewer than MIX_EDGES edges (no 80/20 mix)."""
+    rows = rows[rows["experiment"] == "random"]
+    size = (rows["insertions"] + rows["deletions"]).groupby([rows["dataset"], rows["batch_fraction"]]).max()
+    small = size[size < MIX_EDGES].reset_index()
+    return {d: sorted(small.loc[small["dataset"] == d, "batch_fraction"]) for d in dict.fromkeys(rows["dataset"])}
+
+
+def _shade_below_mix(ax, fractions) -> None:
+    """Grey out batch sizes whose batches cannot hold the 80/20 mix (a decade wide on the log x axis)."""
+    for f in fractions:
+        ax.axvspan(f / 10 ** 0.5, f * 10 ** 0.5, **BELOW_MIX_STYLE)
+
+
+BELOW_MIX_STYLE = {"color": "#999999", "alpha": 0.2, "hatch": "..", "linewidth": 0}
+
+
+def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt.Figure:
+    r, backend = pick_backend(df[df["experiment"] == "random"])
+    if r.empty:
+        return message_figure(title, "no random-batch rows in results/summary.csv — "
+                                      "add a static dataset to config 'datasets'")
+    approaches = approaches_in(r)
+    datasets = list(dict.fromkeys(r["dataset"]))
+    speedup = value == "time_ms"
+    below = _below_mix(r)
+    below_any = sorted({f for fs in below.values() for f in fs})
+    with plt.rc_context(RC):
+        fig, axes = panel_grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
+        # the paper's Fig. 4 labels every approach's speedup over Static in the overall panel
+        notes = _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value,
+                       speedup=tuple(approaches) if speedup else ())
+        _shade_below_mix(axes[0], below_any)
+        panel_title(axes[0], "all graphs (geometric mean)" + ("; speedup vs Static" if speedup else ""), notes)
+        for ax, d in zip(axes[1:], datasets):
+            table = aggregate(r[r["dataset"] == d], value, ["approach", "batch_fraction"])
+            _shade_below_mix(ax, below[d])
+            panel_title(ax, d, _lines(ax, table, approaches, value))
+        for ax in axes:
+            ax.set_xlabel(f"batch size (fraction of |E|){LOG}")
+            ax.set_ylabel(ylabel + LOG)
+        extra = [Patch(label=f"< {MIX_EDGES} edges: no 80/20 mix", **BELOW_MIX_STYLE)] if below_any else []
+        figure_legend(fig, approaches, extra=extra)
+        mix = "80% insertions, 20% deletions"
+        if below_any:
+            mix += f"; at {', '.join(f'{f:g}' for f in below_any)} |E| fewer than {MIX_EDGES} edges (shaded)"
+        fig.suptitle(f"{title}, {backend.upper()}, random batches ({mix})", y=1.06)
+        fig.tight_layout()
+    return fig
+
+
+def random_runtime(df: pd.DataFrame) -> plt.Figure:
+    """Fig. 4 of the paper: runtime vs batch fraction on static graphs with random batches."""
+    return _random_figure(df, "time_ms", "runtime (ms)", "Runtime")
+
+
+def random_error(df: pd.DataFrame) -> plt.Figure:
+    """Fig. 5 of the paper: L1 rank error vs batch fraction on static graphs with random batches."""
+    return _random_figure(df, "l1_error", "L1 error vs reference", "Rank error")
+
+
+def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
+    """Fig. 9–13 of the paper: runtime and error on each consecutive batch of one temporal graph."""
+    t, backend = pick_backend(df[(df["experiment"] == "temporal") & (df["dataset"] == dataset)])
+    if t.empty:
+        return message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
+    approaches = approaches_in(t)
+    fractions = sorted(t["batch_fraction"].unique())
+    means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].median().reset_index()
+    # batches with no new edge (all dropped as duplicates or present already): the approaches
+    # have nothing to do there, so runtimes fall off a cliff that a reader should not decode
+    updates = (t["insertions"] + t["deletions"]).groupby([t["batch_fraction"], t["batch_index"]]).max()
+    empty_style = {"color": "#999999", "alpha": 0.25, "hatch": "..", "linewidth": 0}
+    any_empty = False
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(len(fractions), 2, figsize=(10, 2.8 * len(fractions)), squeeze=False)
+        for row, f in zip(axes, fractions):
+            empty = updates.xs(f, level="batch_fraction")
+            empty = empty.index[empty == 0].to_numpy() + 1
+            any_empty |= bool(empty.size)
+            for ax, value, label in zip(row, ("time_ms", "l1_error"), ("runtime (ms)", "L1 error")):
+                drawn = {}
+                for a in approaches:
+                    sel = means[(means["batch_fraction"] == f) & (means["approach"] == a)]
+                    y = to_log_values(sel[value].to_numpy())
+                    drawn[STYLE[a][0]] = y
+                    ax.plot(sel["batch_index"] + 1, y, color=STYLE[a][1], marker=STYLE[a][2], markersize=3,
+                            linewidth=1, linestyle=LINESTYLE[a])
+                for b in empty:
+                    ax.axvspan(b - 0.5, b + 0.5, **empty_style)
+                ax.set_yscale("log")
+                plain_log_ticks(ax)
+                ax.xaxis.get_major_locator().set_params(integer=True)
+                ax.set_ylabel(label + LOG)
+                notes = coincident_notes(drawn)
+                if empty.size:
+                    notes.append(f"{empty.size} of {len(updates.xs(f, level='batch_fraction'))} batches add no new edge")
+                panel_title(ax, f"batch size {f:g}·|E_T|", notes)
+        for ax in axes[-1]:
+            ax.set_xlabel("batch update (consecutive)")
+        extra = [Patch(label="batch with no new edge", **empty_style)] if any_empty else []
+        figure_legend(fig, approaches, extra=extra)
+        fig.suptitle(f"{dataset}: runtime and rank error per batch, {backend.upper()}", y=1.03)
+        fig.tight_layout()
+    return fig
+
+
+def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
+    """Fig. 6–8 of the paper: runtime and error of each approach per backend (geometric means).
+
+    One row of panels per backend that has rows; a note on the figure says so
+    when only one backend has results.
+    """
+    rows = df[df["experiment"].isin(["temporal", "random"])]
+    backends = [b for b in ("gpu", "cpu") if b in set(rows["backend"])]
+    if not backends:
+        return message_figure("GPU vs CPU", "no temporal or random rows in results/summary.csv")
+    experiments = [e for e in ("temporal", "random") if e in set(rows["experiment"])]
+    approaches = approaches_in(rows)
+    panels = [(e, v) for e in experiments for v in ("time_ms", "l1_error")]
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(len(backends), len(panels), figsize=(3.6 * len(panels), 3.1 * len(backends)),
+                                 squeeze=False)
+        for i, b in enumerate(backends):
+            for ax, (e, v) in zip(axes[i], panels):
+                sel = rows[(rows["backend"] == b) & (rows["experiment"] == e)]
+                notes = _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
+                               speedup=("dfp",) if v == "time_ms" else ())
+                _shade_below_mix(ax, sorted({f for fs in _below_mix(sel).values() for f in fs}))
+                panel_title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
+                ax.set_xlabel(f"batch size (fraction of |E_T| or |E|){LOG}")
+                ax.set_ylabel(("runtime (ms)" if v == "time_ms" else "L1 error") + LOG)
+        figure_legend(fig, approaches)
+        title = "GPU vs CPU (geometric mean over graphs; DF-P speedup vs Static labelled)"
+        if len(backends) == 1:
+            other = "gpu" if backends[0] == "cpu" else "cpu"
+            title += (f"\nonly {backends[0].upper()} rows in results/summary.csv: run `snakemake figures --config compare_backends=True` "
+                      f"(adds {other.upper()} runs; needs a GPU) to compare")
+        fig.suptitle(title, y=1.08 if len(backends) == 1 else 1.04)
+        fig.tight_layout()
+    return fig
+
+
+def kahn(df: pd.DataFrame) -> plt.Figure:
+    """Kahn's algorithm: runtime and levels per graph, per backend.
+
+    The algorithm of the report *CUDA-Based Cycle Detection in Directed Graphs
+    Using Kahn's Algorithm*, level-synchronous on CSR.
+    """
+    k = df[df["experiment"] == "kahn"]
+    if k.empty:
+        return message_figure("Kahn", "no kahn rows in results/summary.csv")
+    means = k.groupby(["dataset", "backend"], sort=False).agg(
+        time_ms=("time_ms", "mean"), levels=("iterations", "max"), processed=("affected", "max"),
+        vertices=("vertices", "max")).reset_index()
+    datasets = list(dict.fromkeys(means["dataset"]))
+    backends = list(dict.fromkeys(means["backend"]))
+    width = 0.8 / len(backends)
+    x = np.arange(len(datasets))
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for j, b in enumerate(backends):
+            sel = means[means["backend"] == b].set_index("dataset").reindex(datasets)
+            pos = x - 0.4 + width * (j + 0.5)
+            style = {"color": CYCLE[j], "hatch": CYCLE_HATCH[j], "edgecolor": "black", "linewidth": 0.4,
+                     "label": b.upper()}
+            axes[0].bar(pos, to_log_values(sel["time_ms"].to_numpy()), width, **style)
+            axes[1].bar(pos, sel["levels"].to_numpy(), width, **style)
+            for p, (_, r) in zip(pos, sel.iterrows()):
+                done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
+                note = "DAG" if r["processed"] == r["vertices"] else f"cyclic\n{100 * done:.0f}% processed"
+                if r["levels"] == 0:  # no bar to see: say why
+                    note = "0 levels:\nno vertex\nwithout in-edges"
+                axes[1].text(p, r["levels"], note, ha="center", va="bottom", fontsize=MIN_FONT)
+        for ax, label in zip(axes, (f"runtime (ms){LOG}", "levels")):
+            ax.set_xticks(x, datasets, rotation=20)
+            ax.set_ylabel(label)
+            ax.legend()
+        axes[0].set_yscale("log")
+        plain_log_ticks(axes[0])
+        axes[1].margins(y=0.35)  # room for the notes above the bars
+        axes[1].yaxis.get_major_locator().set_params(integer=True)
+        axes[0].set_title("Kahn runtime (graph without self-loops)")
+        axes[1].set_title("levels until the frontier empties")
+        fig.tight_layout()
+        declutter(axes[1])
+    return fig
+
+
+def read_bench(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """All benchmark tables (``results/bench/*.csv``) concatenated; empty when there are none."""
+    frames = [pd.read_csv(p) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _bench_rows(bench: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Rows of benchmark ``name`` (column ``benchmark``) with a runtime."""
+    if bench.empty or "benchmark" not in bench.columns or "time_ms" not in bench.columns:
+        return pd.DataFrame()
+    return bench[bench["benchmark"] == name]
+
+
+def static_comparison(bench: pd.DataFrame) -> plt.Figure:
+    """Analogue of Fig. 2 of the paper: Static PageRank runtime per graph for each implementation.
+
+    Reads benchmark rows with ``benchmark == "static_comparison"`` and columns
+    ``dataset``, ``variant`` (implementation or kernel design), ``backend`` and
+    ``time_ms``; says so on the figure when there are none.
+    """
+    rows = _bench_rows(bench, "static_comparison")
+    if rows.empty:
+        return message_figure("Static PageRank: implementations compared", NO_BENCH)
+    rows = rows.assign(impl=rows["backend"].astype(str).str.upper() + " " + rows["variant"].fillna("").astype(str))
+    means = rows.groupby(["dataset", "impl"], sort=False)["time_ms"].mean().reset_index()
+    datasets = list(dict.fromkeys(means["dataset"]))
+    impls = list(dict.fromkeys(means["impl"]))
+    width = 0.8 / len(impls)
+    x = np.arange(len(datasets) + 1)
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(x)), 3.6))
+        for j, impl in enumerate(impls):
+            sel = means[means["impl"] == impl].set_index("dataset")["time_ms"].reindex(datasets)
+            heights = np.append(sel.to_numpy(), geometric_mean(sel.dropna()))
+            # past the palette, colours repeat with a denser hatching so every implementation stays distinct
+            hatch = CYCLE_HATCH[j % len(CYCLE)] if j < len(CYCLE) else (CYCLE_HATCH[j % len(CYCLE)] or "|") * 2
+            ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(heights), width, color=CYCLE[j % len(CYCLE)],
+                   hatch=hatch, edgecolor="black", linewidth=0.4, label=impl)
+        ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
+        ax.set_yscale("log")
+        plain_log_ticks(ax)
+        ax.set_ylabel(f"runtime (ms){LOG}")
+        ax.set_title("Static PageRank runtime per graph")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
+        fig.tight_layout()
+    return fig
+
+
+def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
+    """Analogue of Fig. 1 of the paper: runtime of each approach under each work partitioning.
+
+    Reads benchmark rows with ``benchmark == "partition_ablation"`` and columns
+    ``dataset``, ``approach``, ``partition`` (none, in, in_out), ``time_ms`` and
+    optionally ``variant`` (kernel design; one group of bars per approach and
+    variant). Runtime is relative to the slowest partitioning of each approach
+    and variant on each graph, then geometric-meaned across graphs.
+    """
+    rows = _bench_rows(bench, "partition_ablation")
+    if rows.empty or "partition" not in rows.columns:
+        return message_figure("Work partitioning", NO_BENCH)
+    rows = rows.assign(variant=rows["variant"].fillna("").astype(str) if "variant" in rows.columns else "")
+    keys = ["approach", "variant"]
+    means = rows.groupby(["dataset", *keys, "partition"])["time_ms"].mean().reset_index()
+    means["relative"] = means["time_ms"] / means.groupby(["dataset", *keys])["time_ms"].transform("max")
+    rel = means.groupby([*keys, "partition"])["relative"].agg(geometric_mean).reset_index()
+    partitions = [p for p in ("none", "in", "in_out") if p in set(rel["partition"])]
+    names = {"none": "no partition", "in": "partition G'", "in_out": "partition G, G'"}
+    order = {a: i for i, a in enumerate(STYLE)}
+    groups = sorted({(a, v) for a, v in zip(rel["approach"], rel["variant"])},
+                    key=lambda g: (order.get(g[0], len(order)), g[1]))
+    labels = [STYLE.get(a, (a,))[0] + (f"\n{v}" if v else "") for a, v in groups]
+    table = rel.set_index([*keys, "partition"])["relative"]
+    width = 0.8 / len(partitions)
+    x = np.arange(len(groups))
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(groups) + 2), 3.6))
+        for j, p in enumerate(partitions):
+            heights = [table.get((a, v, p), np.nan) for a, v in groups]
+            ax.bar(x - 0.4 + width * (j + 0.5), heights, width, color=CYCLE[j], hatch=CYCLE_HATCH[j],
+                   edgecolor="black", linewidth=0.4, label=names[p])
+        ax.set_xticks(x, labels)
+        ax.set_ylabel("relative runtime (geometric mean)")
+        ax.set_title("Work partitioning on the GPU (1 = slowest choice)")
+        ax.legend()
+        fig.tight_layout()
+    return fig
+
+
+#: Kahn driver (kahn.csv) -> (label, colour, marker, line style): a marker and a line style each, for grey print
+KAHN_DRIVERS = {
+    "cpu": ("CPU, CSR", "#000000", "o", "-"),
+    "levels": ("GPU levels, CSR", CYCLE[0], "s", "-"),
+    "persistent": ("GPU persistent, CSR", CYCLE[1], "^", ":"),
+    "two_phase": ("GPU two-phase removal, CSR", CYCLE[2], "P", "-"),
+    "host_removal": ("GPU + host removal, CSR", CYCLE[4], "X", ":"),
+    "dense": ("GPU dense matrix", CYCLE[5], "D", "--"),
+    "dense_shared": ("GPU dense, shared memory", CYCLE[3], "v", "-."),
+}
+#: The Kahn report's graphs in kahn.csv (dynpr.generate.random_dag.report_name): kind and size in the name
+REPORT_GRAPH = r"^(cyclic|acyclic)-"
+
+
+def _kahn_style(driver: str, j: int) -> tuple[str, str, str, str]:
+    """A driver's look: :data:`KAHN_DRIVERS`, or the j-th colour of the cycle for one not declared there."""
+    return KAHN_DRIVERS.get(driver, (driver, CYCLE[j % len(CYCLE)], "x", "-."))
+
+
+def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
+    """Kahn's algorithm per driver from ``results/bench/kahn.csv`` (rows with ``benchmark == "kahn"``).
+
+    One panel per kind of the report's graphs (random cyclic, upper-triangular acyclic): runtime
+    against vertices, a line per driver (CPU against GPU, the dense matrix against CSR); a last
+    panel: the other graphs (random DAGs, the bench graphs), a bar per driver. Says so when there
+    are no rows.
+    """
+    rows = _bench_rows(bench, "kahn")
+    if rows.empty or "driver" not in rows.columns:
+        return message_figure("Kahn's algorithm per driver", NO_BENCH)
+    means = rows.groupby(["dataset", "driver"], sort=False).agg(
+        time_ms=("time_ms", "mean"), vertices=("vertices", "max"), levels=("levels", "max")).reset_index()
+    drivers = [d for d in KAHN_DRIVERS if d in set(means["driver"])]
+    drivers += [d for d in dict.fromkeys(means["driver"]) if d not in KAHN_DRIVERS]
+    kind = means["dataset"].str.extract(REPORT_GRAPH, expand=False)
+    kinds = [k for k in ("acyclic", "cyclic") if (kind == k).any()]
+    others = means[kind.isna()]
+    panels = len(kinds) + (not others.empty)
+    titles = {"acyclic": "upper-triangular acyclic (the report's)", "cyclic": "random cyclic (the report's)"}
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6), squeeze=False)
+        axes = list(axes[0])
+        for ax, k in zip(axes, kinds):
+            table = means[kind == k]
+            for j, d in enumerate(drivers):
+                sel = table[table["driver"] == d].sort_values("vertices")
+                if sel.empty:
+                    continue
+                label, colour, marker, line = _kahn_style(d, j)
+                ax.plot(sel["vertices"], to_log_values(sel["time_ms"].to_numpy()), line, color=colour, marker=marker,
+                        label=label)
+            ax.set_yscale("log")
+            plain_log_ticks(ax)
+            ax.set_xlabel("vertices")
+            ax.set_ylabel("runtime (ms)")
+            levels = table.groupby("vertices")["levels"].max()
+            ax.set_title(f"{titles[k]}\nlevels: " + ", ".join(f"{lv:,}" for lv in levels))
+        if not others.empty:
+            ax = axes[-1]
+            graphs = list(dict.fromkeys(others["dataset"]))
+            present = [d for d in drivers if d in set(others["driver"])]
+            width, x = 0.8 / len(present), np.arange(len(graphs))
+            for j, d in enumerate(present):
+                label, colour, _, _ = _kahn_style(d, drivers.index(d))
+                sel = others[others["driver"] == d].set_index("dataset")["time_ms"].reindex(graphs)
+                ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(sel.to_numpy()), width, color=colour,
+                       hatch=CYCLE_HATCH[j % len(CYCLE_HATCH)], edgecolor="black", linewidth=0.4, label=label)
+            ax.set_xticks(x, graphs, rotation=20)
+            ax.set_yscale("log")
+            plain_log_ticks(ax)
+            ax.set_ylabel("runtime (ms)")
+            ax.set_title("random DAGs and the bench graphs (CSR)")
+            ax.set_ylim(top=ax.get_ylim()[1] * 30)  # headroom for the legend above the bars
+            ax.legend(loc="upper right")
+        if kinds:  # one legend for the line panels, below them, off the lines
+            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(drivers), 4))
+        fig.tight_layout(rect=(0, 0.16 if kinds else 0, 1, 1))
+    return fig
+
+
+#: figure name -> function of the summary DataFrame (temporal_per_batch also takes the dataset)
+SUMMARY_FIGURES = {
+    "temporal_runtime_error": temporal_runtime_error,
+    "random_runtime": random_runtime,
+    "random_error": random_error,
+    "gpu_vs_cpu": gpu_vs_cpu,
+    "kahn": kahn,
+    "temporal_per_batch": temporal_per_batch,
+}
+#: figure name -> function of the benchmark DataFrame
+BENCH_FIGURES = {"static_comparison": static_comparison, "partition_ablation": partition_ablation,
+                 "kahn_bench": kahn_bench}

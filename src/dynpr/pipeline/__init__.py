@@ -1,0 +1,1 @@
+"""What the Snakemake jobs share: job helpers, file steps, device claims and the memory model."""
