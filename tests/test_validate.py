@@ -380,6 +380,19 @@ def test_leftovers_of_a_killed_run_are_swept(tmp_path):
     assert sweep_stale(tmp_path, ".out.csv") == [] and folder.is_dir()
 
 
+def test_the_sweep_leaves_a_users_files_that_merely_start_alike(tmp_path):
+    """Re-audit BAD case: ``--ranks-out r.csv`` deleted a user's ``.r.csv.20261128.bak``."""
+    dead = _dead_pid()
+    users = [f".r.csv.{dead}.bak", f".r.csv.{dead}", f".r.csv.{dead}.tmp.old", ".r.csv.20261128.bak",
+             f".r.csv.{10**30}.tmp"]
+    for name in users:
+        (tmp_path / name).write_text("keep me")
+    ours = tmp_path / f".r.csv.{dead}.tmp"
+    ours.write_text("half")
+    assert sweep_stale(tmp_path, ".r.csv") == [ours]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(users)
+
+
 # --------------------------------------------------------------------------- config values the schema lets through
 
 
