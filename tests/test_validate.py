@@ -52,8 +52,8 @@ def arrays(g: Graph) -> dict:
 
 def _corrupt(name: str, g: Graph) -> dict:
     a = arrays(g)
-    if name == "offsets":  # offsets that do not match the targets
-        a["offsets"][-1] -= 2
+    if name == "offsets":  # offsets beyond the targets (a last entry off is refused from the header check)
+        a["offsets"][len(a["offsets"]) // 2] = len(a["targets"]) + 2
     elif name == "decreasing":
         a["offsets"][5] = a["offsets"][7] + 1
     elif name == "target_id":  # a target beyond the vertex count

@@ -144,6 +144,15 @@ def load_members(path: str | Path) -> dict[str, np.ndarray]:
 #: names of an .npz that must hold 1-D arrays of one length (graph files, batch files)
 _SAME_LENGTH = (("offsets", "in_offsets"), ("targets", "sources"), ("temporal_src", "temporal_dst", "temporal_time"),
                 ("del_src", "del_dst"), ("ins_src", "ins_dst"), ("del_ptr", "ins_ptr"))
+#: pointer arrays whose last entry is the length of the arrays they point into (graph files, batch files)
+_POINTS_INTO = (("offsets", ("targets",)), ("in_offsets", ("sources",)), ("del_ptr", ("del_src", "del_dst")),
+                ("ins_ptr", ("ins_src", "ins_dst")))
+#: zlib's deflate stores at most about 1032 bytes in one; a member claiming more is not a deflate stream
+_DEFLATE_MAX_RATIO = 1032
+#: A compressed pointer member is inflated (a part at a time) to read its last entry only up to this
+#: size: a few seconds; beyond it the memory check decides. dynpr writes stored members, read at once.
+_POINTER_INFLATE_MAX = 4 << 30
+_INFLATE_PART = 256 << 10
 
 
 def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
@@ -173,6 +182,11 @@ def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...],
                     raise InputError(f"{path}: not a {what}: member {name!r} is not a NumPy array ({err})") from None
                 declared = math.prod(shape) * dtype.itemsize
                 stored = info.file_size - fh.tell()
+            if info.compress_type == zipfile.ZIP_DEFLATED \
+                    and info.file_size > _DEFLATE_MAX_RATIO * info.compress_size + MAP_MIN_BYTES:
+                raise InputError(f"{path}: not a {what}: member {name!r} claims {info.file_size:,} bytes from "
+                                 f"{info.compress_size:,} compressed, more than deflate can hold; the file is "
+                                 "corrupt (a zip bomb?)")
             if declared != stored:
                 raise InputError(f"{path}: not a {what}: member {name!r} declares {dtype} {shape} ({declared:,} "
                                  f"bytes) but holds {stored:,} bytes; the file is corrupt")
@@ -185,8 +199,10 @@ def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, 
 
     Checks that the arrays whose lengths go together (``offsets``/``in_offsets``,
     ``targets``/``sources``, ``vertex_ids`` = one per vertex, the ``temporal_*``
-    arrays, a batch file's ids and pointers) are 1-D and agree, and that all the
-    declared arrays fit the host's available memory.
+    arrays, a batch file's ids and pointers) are 1-D and agree, that each pointer array
+    (``offsets``, ``in_offsets``, ``del_ptr``, ``ins_ptr``) ends at the length of the arrays it
+    points into (only its last entry read), and that all the declared arrays fit the host's
+    available memory: nothing is inflated before these hold.
 
     Returns
     -------
@@ -196,7 +212,8 @@ def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, 
     Raises
     ------
     InputError
-        For lengths that disagree or arrays that are not 1-D (see also :func:`npz_headers`).
+        For lengths that disagree, pointers ending elsewhere, or arrays that are not 1-D (see also
+        :func:`npz_headers`).
     MemoryError
         ``<path>: reading its arrays needs X GiB of host memory, Y GiB available``.
     """
@@ -211,9 +228,53 @@ def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, 
             and headers["vertex_ids"][0] != (max(headers["offsets"][0][0] - 1, 0),):
         raise InputError(f"{path}: not a {what}: vertex_ids {headers['vertex_ids'][0]} must hold one id per vertex "
                          f"(offsets {headers['offsets'][0]})")
+    _check_pointer_ends(path, what, headers)
     check_host_fits(sum(math.prod(shape) * dtype.itemsize for shape, dtype in headers.values()),
                     f"{path}: reading its arrays")
     return headers
+
+
+def _check_pointer_ends(path, what: str, headers: dict) -> None:
+    """Refuse arrays longer or shorter than their pointers say, reading only each pointer's last entry.
+
+    A file of a few MB can declare GB of compressed members consistent with their own headers;
+    only the pointers tell that a 4-entry ``offsets`` cannot point into a billion targets, and
+    reading its last entry costs a seek (stored members) or inflating the pointer alone.
+    """
+    with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
+        infos = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+        for pointer, pointed in _POINTS_INTO:
+            present = [name for name in pointed if name in headers]
+            if pointer not in headers or not present or not np.issubdtype(headers[pointer][1], np.integer):
+                continue  # a missing array or a float pointer is named by the reader's own checks
+            end = _last_entry(archive, raw, infos[pointer], *headers[pointer])
+            for name in present:
+                if end is not None and end != headers[name][0][0]:
+                    raise InputError(f"{path}: not a {what}: {name} holds {headers[name][0][0]:,} entries, its "
+                                     f"pointers {pointer} end at {end:,}; the file is corrupt")
+
+
+def _last_entry(archive: zipfile.ZipFile, raw, info: zipfile.ZipInfo, shape, dtype: np.dtype) -> int | None:
+    """The last value of a 1-D member, read without the rest; None when empty or too costly to inflate."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if not nbytes:
+        return None
+    if info.compress_type == zipfile.ZIP_STORED:
+        raw.seek(_data_offset(raw, info))
+        _npy_header(raw, info.filename)
+        raw.seek(nbytes - dtype.itemsize, 1)
+        tail = raw.read(dtype.itemsize)
+    elif nbytes > _POINTER_INFLATE_MAX:
+        return None
+    else:
+        with archive.open(info) as fh:
+            _npy_header(fh, info.filename)
+            tail = b""
+            while part := fh.read(_INFLATE_PART):  # a part at a time: memory stays at one part
+                tail = (tail + part[-dtype.itemsize:])[-dtype.itemsize:]
+    if len(tail) != dtype.itemsize:
+        return None  # a short member: load_members names it
+    return int(np.frombuffer(tail, dtype=dtype)[0])
 
 
 def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
