@@ -238,6 +238,18 @@ def test_matrix_market_of_many_vertices_is_refused_by_the_per_vertex_cost(tmp_pa
     assert one_error_line(capsys, ["kahn", str(path)], EXIT_RESOURCE).startswith(f"dynpr: error: {path}: graph needs")
 
 
+def test_a_cpu_run_is_checked_for_what_it_holds_beyond_the_build(tmp_path, host_memory, capsys):
+    """Re-audit BAD case: the check budgeted the build's 88 bytes per vertex where a CPU run holds 114
+    (the graph and the engine), so graphs between the two passed and then exceeded the host."""
+    n = 1_000_000
+    path = tmp_path / "m.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} 1\n1 2\n")
+    host_memory(100 * n)  # the build's check passes (88 bytes per vertex); the run's engine does not fit
+    line = one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu"], EXIT_RESOURCE)
+    assert line.startswith(f"dynpr: error: {path}: PageRank on the CPU of 1,000,000 vertices and 1,000,001 edges "
+                           "needs 0.12 GiB of host memory, 0.09 GiB available")
+
+
 @pytest.mark.parametrize("gzipped", [False, True])
 def test_size_line_declaring_more_entries_than_the_file_holds_is_a_parse_error(tmp_path, gzipped, capsys):
     text = b"%%MatrixMarket matrix coordinate pattern general\n% c\n5 5 900000000\n1 2\n"
