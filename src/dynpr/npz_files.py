@@ -20,7 +20,9 @@ from __future__ import annotations
 import ctypes
 import math
 import mmap
+import os
 import struct
+import weakref
 import zipfile
 from pathlib import Path
 
@@ -99,8 +101,47 @@ def _npy_header(fh, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     return shape, fortran, dtype
 
 
+#: The maps this process made that are still alive, with their file's identity and state when mapped.
+_MAPS: list[tuple[weakref.ref, Path, tuple[int, int, int, int, int]]] = []
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int, int]:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def check_mapped_files_unchanged() -> None:
+    """Refuse to report results computed on a mapped file that was changed in place meanwhile.
+
+    A map reads the file as it is when each page comes in: a file rewritten in place (``rsync
+    --inplace``, ``dd conv=notrunc``) while a run maps it is computed on half old, half new, after
+    its checksum passed. Copying every graph into memory would double a large job's peak, and
+    hashing it again costs as much as loading it; a write changes the file's ctime, which no user
+    can set, so comparing one ``stat`` per mapped file before results are written tells, for
+    microseconds. A file *replaced* (``os.replace``, ``rsync`` without ``--inplace``, ``dynpr``
+    itself) has a new inode and leaves the mapped one intact: not refused. Truncating a mapped
+    file makes reading a lost page a bus error, which no check can turn into a message (the CLI
+    enables :mod:`faulthandler`, so the crash at least names the signal and where it hit).
+
+    Raises
+    ------
+    InputError
+        ``<file>: changed on disk while this run read it ...``.
+    """
+    _MAPS[:] = [entry for entry in _MAPS if entry[0]() is not None]  # a file no array maps is no concern
+    for _, path, state in _MAPS:
+        try:
+            now = _file_state(path)
+        except FileNotFoundError:
+            continue  # removed: the mapped inode lives on intact
+        if now[:2] == state[:2] and now != state:
+            raise InputError(f"{path}: changed on disk while this run read it (rewritten in place?); its results "
+                             "are not reported: rerun once the file is complete")
+
+
 def _mapped(path: Path, fh, info: zipfile.ZipInfo) -> np.ndarray:
     """A stored ``.npy`` member as a read-only memory map (its header parsed by NumPy's own reader)."""
+    state = _file_state(path)
     start = _data_offset(fh, info)
     fh.seek(start)
     shape, fortran, dtype = _npy_header(fh, info.filename)
@@ -109,7 +150,9 @@ def _mapped(path: Path, fh, info: zipfile.ZipInfo) -> np.ndarray:
     if offset + count * dtype.itemsize > start + info.file_size:
         raise EOFError(f"member {info.filename}: its header declares {count} x {dtype} values, "
                        f"more than the {info.file_size} bytes stored")
-    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
+    array = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
+    _MAPS.append((weakref.ref(array), path.resolve(), state))
+    return array
 
 
 def load_members(path: str | Path) -> dict[str, np.ndarray]:
