@@ -223,6 +223,14 @@ def test_dynamic_pagerank_hands_out_copies_its_next_update_does_not_see():
         pr.result.ranks[0] = 1.0  # the attribute the next update starts from cannot be changed either
 
 
+def test_a_folder_given_as_the_graph_is_named_a_folder(tmp_path, capsys):
+    """Re-audit WEAK case: a folder given as the graph read "no such file"."""
+    folder = tmp_path / "graphs"
+    folder.mkdir()
+    assert one_error_line(capsys, ["pagerank", str(folder)]) == (
+        f"dynpr: error: {folder}: is a folder; give a graph file in it or a catalog name")
+
+
 # --------------------------------------------------------------------------- outputs over inputs
 
 
