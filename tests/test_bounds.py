@@ -65,7 +65,9 @@ def traced_peak(call) -> tuple[int, BaseException | None]:
 def test_npz_declaring_more_than_the_host_has_is_refused_before_reading(tmp_path, host_memory, capsys):
     path = tmp_path / "g.npz"
     big = np.zeros(8 * MB, dtype=np.int64)  # 64 MB each, a few hundred KB compressed
-    np.savez_compressed(path, offsets=big, targets=big.astype(np.int32))
+    offsets = big.copy()
+    offsets[-1] = len(big)  # consistent with the targets: only its size is wrong for this host
+    np.savez_compressed(path, offsets=offsets, targets=big.astype(np.int32))
     assert path.stat().st_size < 2 * MB
     host_memory(16 * MB)
     peak, raised = traced_peak(lambda: read_graph_npz(path))
@@ -84,6 +86,44 @@ def test_npz_member_declaring_more_than_it_holds_is_refused(tmp_path):
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("offsets.npy", data)
     with pytest.raises(InputError, match=r"member 'offsets' declares int64 \(9,\) \(72 bytes\) but holds 24 bytes"):
+        read_graph_npz(path)
+
+
+@pytest.mark.parametrize("save", [np.savez, np.savez_compressed])
+def test_npz_pointers_are_checked_against_the_arrays_before_any_is_inflated(tmp_path, host_memory, capsys, save):
+    """Re-audit BAD case: 42 MB of compressed members declaring 9.6 GB passed the memory check and were
+    inflated before a 4-entry offsets array refused them. Scaled down: 64 MB declared, a few MB of host
+    memory traced."""
+    path = tmp_path / "g.npz"
+    huge = np.zeros(16 * MB, dtype=np.int32)
+    small = np.array([0, 1, 2, 3], dtype=np.int64)
+    save(path, offsets=small, in_offsets=small, targets=huge, sources=huge)
+    host_memory(1 << 40)  # the memory check passes: only the shapes can refuse it
+    peak, raised = traced_peak(lambda: read_graph_npz(path))
+    assert isinstance(raised, InputError)
+    assert str(raised) == (f"{path}: not a graph file (.npz): targets holds 16,777,216 entries, its pointers "
+                           "offsets end at 3; the file is corrupt")
+    assert peak < 2 * MB  # not one array was inflated
+    assert "its pointers offsets end at 3" in one_error_line(capsys, ["pagerank", str(path)])
+
+
+def test_npz_member_claiming_more_than_deflate_can_hold_is_a_broken_file(tmp_path, host_memory):
+    """An npz bomb whose zip entry claims more than deflate stores is a broken file, not a memory shortage."""
+    path = tmp_path / "g.npz"
+    member = io.BytesIO()
+    np.save(member, np.zeros(1000, dtype=np.int64))
+    claimed = 64 * MB + 128  # the .npy header declares this much too
+    data = member.getvalue().replace(b"(1000,)", f"({(claimed - 128) // 8},)".encode())
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("targets.npy", data)
+    raw = bytearray(path.read_bytes())
+    local, central = raw.index(b"PK\x03\x04"), raw.index(b"PK\x01\x02")
+    for size_at in (local + 22, central + 24):  # the uncompressed size, as a crafted bomb states it
+        raw[size_at:size_at + 4] = claimed.to_bytes(4, "little")
+    path.write_bytes(bytes(raw))
+    host_memory(16 * MB)
+    with pytest.raises(InputError, match=r"member 'targets' claims 67,108,992 bytes from \d+ compressed, more than "
+                                         r"deflate can hold; the file is corrupt"):
         read_graph_npz(path)
 
 
@@ -196,6 +236,18 @@ def test_matrix_market_of_many_vertices_is_refused_by_the_per_vertex_cost(tmp_pa
     with pytest.raises(MemoryError, match=rf"^{path}: graph needs 1\.64 GiB of host memory"):
         read_matrix_market(path)
     assert one_error_line(capsys, ["kahn", str(path)], EXIT_RESOURCE).startswith(f"dynpr: error: {path}: graph needs")
+
+
+def test_a_cpu_run_is_checked_for_what_it_holds_beyond_the_build(tmp_path, host_memory, capsys):
+    """Re-audit BAD case: the check budgeted the build's 88 bytes per vertex where a CPU run holds 114
+    (the graph and the engine), so graphs between the two passed and then exceeded the host."""
+    n = 1_000_000
+    path = tmp_path / "m.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} 1\n1 2\n")
+    host_memory(100 * n)  # the build's check passes (88 bytes per vertex); the run's engine does not fit
+    line = one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu"], EXIT_RESOURCE)
+    assert line.startswith(f"dynpr: error: {path}: PageRank on the CPU of 1,000,000 vertices and 1,000,001 edges "
+                           "needs 0.12 GiB of host memory, 0.09 GiB available")
 
 
 @pytest.mark.parametrize("gzipped", [False, True])

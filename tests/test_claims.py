@@ -246,3 +246,42 @@ def test_report_claims_from_the_benchmark_tables():
     order = by_id(table, "R000-order")  # the hybrid is slower than tiling here: one inequality fails
     assert order["verdict"] == "partly" and order["measured"] == pytest.approx(8 / 9, rel=1e-3)
     assert by_id(table, "4.4-partition-order")["verdict"] == "not measured"  # no ablation table given
+
+
+def test_the_claims_job_refuses_the_summary_the_figures_refuse(tmp_path, capsys):
+    """Re-audit BAD case: the claims job read the summary unchecked, so every row twice (each n doubled)
+    gave claims where the figures job refused the same file."""
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from dynpr.evaluation.results import concat_runs, expected_runs, write_csv
+
+    config = {"datasets": ["web-NotreDame"], "approaches": ["static", "dfp"], "repeat": 1,
+              "random": {"batch_fractions": [1e-4], "repeats": 2}, "temporal": {"batch_fractions": [], "num_batches": 1}}
+    runs = [make_row(dataset="web-NotreDame", experiment="random", approach=a, backend="gpu", device="d",
+                     batch_fraction=1e-4, batch_index=b, repeat=0, deletions=1, insertions=4, vertices=10, edges=20,
+                     iterations=3, time_ms=2.0 if a == "static" else 1.0, l1_error=1e-9, affected=1, git_commit="x",
+                     timestamp="t") for a in ("static", "dfp") for b in range(2)]
+    runs.append(make_row(dataset="web-NotreDame", experiment="kahn", approach="kahn", backend="gpu", device="d",
+                         batch_fraction=np.nan, batch_index=0, repeat=0, deletions=0, insertions=0, vertices=10,
+                         edges=20, iterations=2, time_ms=1.0, l1_error=np.nan, affected=0, git_commit="x",
+                         timestamp="t"))
+    runs_file, summary_file = tmp_path / "web-NotreDame.csv", tmp_path / "summary.csv"
+    write_csv(to_frame(runs), runs_file)
+
+    def claims_job(summary) -> Path:
+        write_csv(summary, summary_file)
+        out = tmp_path / "claims.csv"
+        snakemake = SimpleNamespace(rule="claims", input={"summary": str(summary_file), "runs": [str(runs_file)]},
+                                    output=[str(out)], log=[str(tmp_path / "claims.log")], config=config)
+        snakemake.input = type("Inputs", (dict,), {"__getattr__": dict.__getitem__})(snakemake.input)
+        runpy.run_path(str(Path(__file__).parents[1] / "workflow" / "scripts" / "claims.py"),
+                       init_globals={"snakemake": snakemake})
+        return out
+
+    summary = concat_runs([runs_file], expected_runs(config))
+    assert len(pd.read_csv(claims_job(summary))) > 0
+    with pytest.raises(SystemExit):
+        claims_job(pd.concat([summary, summary], ignore_index=True))
+    assert "web-NotreDame on gpu has 10 rows, the config asks for 5" in capsys.readouterr().err

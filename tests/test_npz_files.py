@@ -105,3 +105,55 @@ def test_loading_a_graph_keeps_a_part_of_it_resident(tmp_path):
     graph = Graph.load(path)
     assert graph.nbytes > 60 << 20
     assert mapped_resident_bytes() - before < graph.nbytes / 4
+
+
+def test_a_mapped_file_rewritten_in_place_is_refused_one_replaced_is_not(tmp_path, monkeypatch):
+    """Re-audit BAD case: a prepared graph overwritten in place (rsync --inplace, dd conv=notrunc) while a
+    run mapped it was computed on and reported."""
+    import os
+
+    from dynpr.graph import npz_files
+    from dynpr.errors import InputError
+
+    path = tmp_path / "a.npz"
+    np.savez(path, big=np.arange(MAP_MIN_BYTES // 8 + 5, dtype=np.int64))
+    got = load_members(path)
+    assert isinstance(got["big"], np.memmap)
+    npz_files.check_mapped_files_unchanged()  # untouched: passes
+    fresh = tmp_path / "fresh.npz"
+    np.savez(fresh, big=np.zeros(3))
+    os.replace(fresh, path)  # a new inode: the mapped one is intact
+    npz_files.check_mapped_files_unchanged()
+    path.unlink()
+    np.savez(path, big=np.arange(MAP_MIN_BYTES // 8 + 5, dtype=np.int64))
+    got = load_members(path)
+    with open(path, "r+b") as fh:  # as dd conv=notrunc does
+        fh.seek(-100, os.SEEK_END)
+        fh.write(b"\xff" * 8)
+    with pytest.raises(InputError, match=rf"{path}: changed on disk while this run read it \(rewritten in place\?\)"):
+        npz_files.check_mapped_files_unchanged()
+
+
+def test_the_cli_reports_nothing_computed_on_a_graph_rewritten_under_its_map(tmp_path, capsys, monkeypatch):
+    import os
+
+    import dynpr.pagerank
+    from dynpr.graph import npz_files
+    from cli_errors import one_error_line
+
+    monkeypatch.setattr(npz_files, "MAP_MIN_BYTES", 0)  # a small graph mapped as a large one is
+    path = tmp_path / "g.npz"
+    Graph.from_edges(np.arange(50), (np.arange(50) + 1) % 50, 50).save(path)
+    solve = dynpr.pagerank.update
+
+    def rewritten_meanwhile(*args, **kwargs):
+        with open(path, "r+b") as fh:
+            fh.seek(-200, os.SEEK_END)
+            fh.write(b"\x00" * 4)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(dynpr.pagerank, "update", rewritten_meanwhile)
+    line = one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu", "--ranks-out", str(tmp_path / "r.csv")])
+    assert line == (f"dynpr: error: {path}: changed on disk while this run read it (rewritten in place?); its "
+                    "results are not reported: rerun once the file is complete")
+    assert capsys.readouterr().out == "" and not (tmp_path / "r.csv").exists()

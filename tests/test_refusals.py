@@ -201,6 +201,36 @@ def test_dynamic_pagerank_refuses_another_graphs_batch_none_and_a_swapped_graph(
         pr.update(inserted)
 
 
+def test_dynamic_pagerank_hands_out_copies_its_next_update_does_not_see():
+    """Re-audit BAD case: ``ranks`` and ``update()`` returned the object's own array, so a caller
+    normalising it in place corrupted the next update with no error."""
+    from dynpr import DynamicPageRank
+
+    g = small_graph(seed=3)
+    missing = next((u, v) for u in range(g.num_vertices) for v in range(g.num_vertices)
+                   if not g.has_edges(np.array([u]), np.array([v]))[0])
+    batch = Batch([], [], [missing[0]], [missing[1]])
+    untouched = DynamicPageRank(g, approach="dfp", backend="cpu")
+    expected = untouched.update(batch)
+    pr = DynamicPageRank(g, approach="dfp", backend="cpu")
+    mine = pr.ranks
+    mine *= 1000.0  # the caller's own array: changing it changes nothing inside
+    returned = pr.update(batch)
+    assert np.array_equal(returned, expected)
+    returned /= returned.max()
+    assert np.array_equal(pr.ranks, expected)
+    with pytest.raises(ValueError, match="read-only"):
+        pr.result.ranks[0] = 1.0  # the attribute the next update starts from cannot be changed either
+
+
+def test_a_folder_given_as_the_graph_is_named_a_folder(tmp_path, capsys):
+    """Re-audit WEAK case: a folder given as the graph read "no such file"."""
+    folder = tmp_path / "graphs"
+    folder.mkdir()
+    assert one_error_line(capsys, ["pagerank", str(folder)]) == (
+        f"dynpr: error: {folder}: is a folder; give a graph file in it or a catalog name")
+
+
 # --------------------------------------------------------------------------- outputs over inputs
 
 

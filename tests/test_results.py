@@ -115,7 +115,8 @@ def test_complete_runs_file_passes_and_every_cut_fails(tmp_path):
 
 
 @pytest.mark.parametrize("column,value,rule", [
-    ("time_ms", -1.0, "time_ms is finite and >= 0"),
+    ("time_ms", -1.0, r"time_ms is finite and > 0 \(>= 0 for Kahn\)"),
+    ("time_ms", 0.0, r"time_ms is finite and > 0"),  # a speedup over it would be infinite
     ("iterations", 0, "iterations >= 1"),
     ("affected", 11, "0 <= affected <= vertices"),
     ("approach", "fast", "approach is one of"),
@@ -141,6 +142,36 @@ def test_empty_and_repeated_rows_are_refused(tmp_path):
     write_csv(pd.concat([df, df.iloc[[0]]], ignore_index=True), path)
     with pytest.raises(results.ResultsError, match="0 missing, 1 extra or repeated"):
         read_csv(path, expected)
+
+
+def _summary_of_runs(tmp_path):
+    """A runs file, the summary concatenated from it, and the config's expectation."""
+    df, expected = _runs()
+    runs = tmp_path / "g.csv"
+    write_csv(df, runs)
+    summary = tmp_path / "summary.csv"
+    write_csv(results.concat_runs([runs], expected), summary)
+    return df, runs, summary, expected
+
+
+def test_the_summary_must_be_what_its_runs_files_hold(tmp_path):
+    """Re-audit BAD case: the claims job accepted a summary with every row twice, rows of a dataset the
+    config does not list, all DF-P times 0 and a plausible edit of one time x1000."""
+    df, runs, summary, expected = _summary_of_runs(tmp_path)
+    assert results.read_summary(summary, [runs], expected).equals(read_csv(runs, expected))
+    edits = {
+        "every row twice": (pd.concat([df, df], ignore_index=True), "g on cpu has 18 rows, the config asks for 9"),
+        "a dataset not listed": (pd.concat([df, df.assign(dataset="h")], ignore_index=True),
+                                 "rows of dataset 'h', which the config does not list"),
+        "DF times 0": (df.assign(time_ms=np.where(df["approach"] == "df", 0.0, df["time_ms"])),
+                       r"row 2 breaks the rule 'time_ms is finite and > 0"),
+        "one time x1000": (df.assign(time_ms=np.where(df.index == 4, df["time_ms"] * 1000, df["time_ms"])),
+                           r"row 5: time_ms = 1250.0 where its runs files hold 1.25 \(an edited file\?\)"),
+    }
+    for what, (edited, message) in edits.items():
+        write_csv(edited, summary)
+        with pytest.raises(results.ResultsError, match=rf"summary.csv: .*{message}.*--forcerun"):
+            results.read_summary(summary, [runs], expected)
 
 
 def test_concat_runs_keeps_every_row(tmp_path):

@@ -52,8 +52,8 @@ def arrays(g: Graph) -> dict:
 
 def _corrupt(name: str, g: Graph) -> dict:
     a = arrays(g)
-    if name == "offsets":  # offsets that do not match the targets
-        a["offsets"][-1] -= 2
+    if name == "offsets":  # offsets beyond the targets (a last entry off is refused from the header check)
+        a["offsets"][len(a["offsets"]) // 2] = len(a["targets"]) + 2
     elif name == "decreasing":
         a["offsets"][5] = a["offsets"][7] + 1
     elif name == "target_id":  # a target beyond the vertex count
@@ -378,6 +378,19 @@ def test_leftovers_of_a_killed_run_are_swept(tmp_path):
     folder = tmp_path / f".out.csv.{dead}.d"  # nothing writes folders under a temporary name: left alone
     folder.mkdir()
     assert sweep_stale(tmp_path, ".out.csv") == [] and folder.is_dir()
+
+
+def test_the_sweep_leaves_a_users_files_that_merely_start_alike(tmp_path):
+    """Re-audit BAD case: ``--ranks-out r.csv`` deleted a user's ``.r.csv.20261128.bak``."""
+    dead = _dead_pid()
+    users = [f".r.csv.{dead}.bak", f".r.csv.{dead}", f".r.csv.{dead}.tmp.old", ".r.csv.20261128.bak",
+             f".r.csv.{10**30}.tmp"]
+    for name in users:
+        (tmp_path / name).write_text("keep me")
+    ours = tmp_path / f".r.csv.{dead}.tmp"
+    ours.write_text("half")
+    assert sweep_stale(tmp_path, ".r.csv") == [ours]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(users)
 
 
 # --------------------------------------------------------------------------- config values the schema lets through

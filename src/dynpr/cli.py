@@ -11,6 +11,7 @@ SIGTERM removes temporary files before exiting.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
 import math
@@ -193,6 +194,9 @@ def _progress(total: int, what: str):
 
 
 def _emit(record: dict) -> None:
+    from dynpr.graph.npz_files import check_mapped_files_unchanged
+
+    check_mapped_files_unchanged()  # nothing computed on a graph rewritten under its map is reported
     print(json.dumps(record), flush=True)
 
 
@@ -216,6 +220,7 @@ def _run_pagerank(args) -> None:
     from dynpr import pagerank
     from dynpr.io import ranks
     from dynpr.backend import resolve_backend
+    from dynpr.graph.npz_files import check_mapped_files_unchanged
     from dynpr.pagerank.options import PageRankOptions
     from dynpr.io.prepare import read_graph_with_ids
 
@@ -313,6 +318,7 @@ def _run_pagerank(args) -> None:
                 if not independent:
                     old = current
     if args.ranks_out:
+        check_mapped_files_unchanged()  # the tables' ids come from the map too
         ranks.write_table(tables, args.ranks_out)
 
 
@@ -409,6 +415,10 @@ def main(argv: list[str] | None = None) -> int:
     from dynpr.graph.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
+    if not faulthandler.is_enabled() and hasattr(sys.__stderr__, "fileno"):
+        # a mapped graph truncated under a run kills it with SIGBUS, which no handler can turn into a
+        # message: this names the signal and where it hit rather than exiting silently
+        faulthandler.enable(sys.__stderr__)
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
     if not argv:

@@ -10,6 +10,7 @@ rule claims:
     input:
         unpack(claims_bench_inputs),
         summary="results/summary.csv",
+        runs=summary_inputs(),
         code=importlib.util.find_spec("dynpr.evaluation.claims").origin,
         rule_code=importlib.util.find_spec("dynpr.evaluation.verdicts").origin,
     output:

@@ -7,10 +7,12 @@ with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
 
     from dynpr.graph.atomic_files import write_csv_atomic
     from dynpr.evaluation.claims import capped_runs, evaluate
-    from dynpr.evaluation.results import read_csv
+    from dynpr.evaluation.results import expected_runs, read_summary
     from dynpr.pipeline.jobs import read_input
 
-    summary = read_csv(snakemake.input.summary)
+    # complete for the config (no dataset it does not list, no row twice) and equal to the runs files it
+    # was built from, as the figures read it: a claim never rests on an edited summary
+    summary = read_summary(snakemake.input.summary, snakemake.input.runs, expected_runs(snakemake.config))
     bench = {name: read_input(snakemake.input[name], pd.read_csv)
              for name in ("static_variants", "partition_ablation", "kahn") if name in snakemake.input.keys()}
     claims = evaluate(summary, bench)

@@ -10,6 +10,7 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     claim_device(report=log) if snakemake.resources.get("gpu", 0) else contextlib.nullcontext()
 ):
     from dynpr.evaluation.experiments import options_from_config, run_dataset
+    from dynpr.graph.npz_files import check_mapped_files_unchanged
     from dynpr.evaluation.results import to_frame, write_csv
 
     p = snakemake.params
@@ -20,4 +21,5 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
                        dict(zip(p.fractions, snakemake.input.batches, strict=True)), p.approaches, options,
                        base_path=getattr(snakemake.input, "base", None), backend=p.backend,
                        reference_tolerance=reference_tolerance, repeat=p.repeat, log=log)
+    check_mapped_files_unchanged()  # no runs file from a graph or batch file rewritten in place meanwhile
     write_csv(to_frame(rows), snakemake.output[0])

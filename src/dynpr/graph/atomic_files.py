@@ -27,11 +27,16 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # exists, owned by someone else
         return True
+    except OverflowError:  # no process has such an id, so no run of ours wrote it: keep the file
+        return True
     return True
 
 
 def sweep_stale(folder: str | Path, prefix: str) -> list[Path]:
-    """Remove temporary files named ``<prefix>.<pid>...`` whose process no longer runs.
+    """Remove temporary files named exactly ``<prefix>.<pid>.tmp`` whose process no longer runs.
+
+    Only the name :func:`atomic_path` writes is matched: a user's file that merely
+    starts alike (``.r.csv.20261128.bak``) is not a temporary and is left alone.
 
     Parameters
     ----------
@@ -50,7 +55,7 @@ def sweep_stale(folder: str | Path, prefix: str) -> list[Path]:
     if not folder.is_dir():
         return removed
     for path in folder.glob(f"{glob_escape(prefix)}.*"):
-        match = re.match(r"\.(\d+)(\.|$)", path.name[len(prefix):])
+        match = re.fullmatch(r"\.(\d+)\.tmp", path.name[len(prefix):])
         if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
             continue
         if path.is_dir() and not path.is_symlink():

@@ -13,6 +13,10 @@ GIB = float(1 << 30)
 #: peak (the int64 keys and their sort, the CSR and its transpose with their scratch, the stats);
 #: ``tests/test_bounds.py`` measures both against this model.
 BUILD_BYTES_PER_RECORD, BUILD_BYTES_PER_VERTEX = 80, 88
+#: The CPU PageRank engine's SciPy matrix (int32 indices and float64 values of the transpose) per edge, and
+#: its rank, contribution and flag vectors per vertex: beyond the graph, what a CPU run allocates, checked
+#: before it does (:mod:`dynpr.pagerank.cpu`) and modelled for the pipeline (:mod:`dynpr.pipeline.footprint`).
+CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX = 28, 96
 
 
 def available_bytes() -> int:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import ctypes
 import math
 import mmap
+import os
 import struct
+import weakref
 import zipfile
 from pathlib import Path
 
@@ -99,8 +101,47 @@ def _npy_header(fh, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     return shape, fortran, dtype
 
 
+#: The maps this process made that are still alive, with their file's identity and state when mapped.
+_MAPS: list[tuple[weakref.ref, Path, tuple[int, int, int, int, int]]] = []
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int, int]:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def check_mapped_files_unchanged() -> None:
+    """Refuse to report results computed on a mapped file that was changed in place meanwhile.
+
+    A map reads the file as it is when each page comes in: a file rewritten in place (``rsync
+    --inplace``, ``dd conv=notrunc``) while a run maps it is computed on half old, half new, after
+    its checksum passed. Copying every graph into memory would double a large job's peak, and
+    hashing it again costs as much as loading it; a write changes the file's ctime, which no user
+    can set, so comparing one ``stat`` per mapped file before results are written tells, for
+    microseconds. A file *replaced* (``os.replace``, ``rsync`` without ``--inplace``, ``dynpr``
+    itself) has a new inode and leaves the mapped one intact: not refused. Truncating a mapped
+    file makes reading a lost page a bus error, which no check can turn into a message (the CLI
+    enables :mod:`faulthandler`, so the crash at least names the signal and where it hit).
+
+    Raises
+    ------
+    InputError
+        ``<file>: changed on disk while this run read it ...``.
+    """
+    _MAPS[:] = [entry for entry in _MAPS if entry[0]() is not None]  # a file no array maps is no concern
+    for _, path, state in _MAPS:
+        try:
+            now = _file_state(path)
+        except FileNotFoundError:
+            continue  # removed: the mapped inode lives on intact
+        if now[:2] == state[:2] and now != state:
+            raise InputError(f"{path}: changed on disk while this run read it (rewritten in place?); its results "
+                             "are not reported: rerun once the file is complete")
+
+
 def _mapped(path: Path, fh, info: zipfile.ZipInfo) -> np.ndarray:
     """A stored ``.npy`` member as a read-only memory map (its header parsed by NumPy's own reader)."""
+    state = _file_state(path)
     start = _data_offset(fh, info)
     fh.seek(start)
     shape, fortran, dtype = _npy_header(fh, info.filename)
@@ -109,7 +150,9 @@ def _mapped(path: Path, fh, info: zipfile.ZipInfo) -> np.ndarray:
     if offset + count * dtype.itemsize > start + info.file_size:
         raise EOFError(f"member {info.filename}: its header declares {count} x {dtype} values, "
                        f"more than the {info.file_size} bytes stored")
-    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
+    array = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
+    _MAPS.append((weakref.ref(array), path.resolve(), state))
+    return array
 
 
 def load_members(path: str | Path) -> dict[str, np.ndarray]:
@@ -144,6 +187,15 @@ def load_members(path: str | Path) -> dict[str, np.ndarray]:
 #: names of an .npz that must hold 1-D arrays of one length (graph files, batch files)
 _SAME_LENGTH = (("offsets", "in_offsets"), ("targets", "sources"), ("temporal_src", "temporal_dst", "temporal_time"),
                 ("del_src", "del_dst"), ("ins_src", "ins_dst"), ("del_ptr", "ins_ptr"))
+#: pointer arrays whose last entry is the length of the arrays they point into (graph files, batch files)
+_POINTS_INTO = (("offsets", ("targets",)), ("in_offsets", ("sources",)), ("del_ptr", ("del_src", "del_dst")),
+                ("ins_ptr", ("ins_src", "ins_dst")))
+#: zlib's deflate stores at most about 1032 bytes in one; a member claiming more is not a deflate stream
+_DEFLATE_MAX_RATIO = 1032
+#: A compressed pointer member is inflated (a part at a time) to read its last entry only up to this
+#: size: a few seconds; beyond it the memory check decides. dynpr writes stored members, read at once.
+_POINTER_INFLATE_MAX = 4 << 30
+_INFLATE_PART = 256 << 10
 
 
 def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
@@ -173,6 +225,11 @@ def npz_headers(path: str | Path, what: str) -> dict[str, tuple[tuple[int, ...],
                     raise InputError(f"{path}: not a {what}: member {name!r} is not a NumPy array ({err})") from None
                 declared = math.prod(shape) * dtype.itemsize
                 stored = info.file_size - fh.tell()
+            if info.compress_type == zipfile.ZIP_DEFLATED \
+                    and info.file_size > _DEFLATE_MAX_RATIO * info.compress_size + MAP_MIN_BYTES:
+                raise InputError(f"{path}: not a {what}: member {name!r} claims {info.file_size:,} bytes from "
+                                 f"{info.compress_size:,} compressed, more than deflate can hold; the file is "
+                                 "corrupt (a zip bomb?)")
             if declared != stored:
                 raise InputError(f"{path}: not a {what}: member {name!r} declares {dtype} {shape} ({declared:,} "
                                  f"bytes) but holds {stored:,} bytes; the file is corrupt")
@@ -185,8 +242,10 @@ def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, 
 
     Checks that the arrays whose lengths go together (``offsets``/``in_offsets``,
     ``targets``/``sources``, ``vertex_ids`` = one per vertex, the ``temporal_*``
-    arrays, a batch file's ids and pointers) are 1-D and agree, and that all the
-    declared arrays fit the host's available memory.
+    arrays, a batch file's ids and pointers) are 1-D and agree, that each pointer array
+    (``offsets``, ``in_offsets``, ``del_ptr``, ``ins_ptr``) ends at the length of the arrays it
+    points into (only its last entry read), and that all the declared arrays fit the host's
+    available memory: nothing is inflated before these hold.
 
     Returns
     -------
@@ -196,7 +255,8 @@ def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, 
     Raises
     ------
     InputError
-        For lengths that disagree or arrays that are not 1-D (see also :func:`npz_headers`).
+        For lengths that disagree, pointers ending elsewhere, or arrays that are not 1-D (see also
+        :func:`npz_headers`).
     MemoryError
         ``<path>: reading its arrays needs X GiB of host memory, Y GiB available``.
     """
@@ -211,9 +271,53 @@ def check_npz_header(path: str | Path, what: str) -> dict[str, tuple[tuple[int, 
             and headers["vertex_ids"][0] != (max(headers["offsets"][0][0] - 1, 0),):
         raise InputError(f"{path}: not a {what}: vertex_ids {headers['vertex_ids'][0]} must hold one id per vertex "
                          f"(offsets {headers['offsets'][0]})")
+    _check_pointer_ends(path, what, headers)
     check_host_fits(sum(math.prod(shape) * dtype.itemsize for shape, dtype in headers.values()),
                     f"{path}: reading its arrays")
     return headers
+
+
+def _check_pointer_ends(path, what: str, headers: dict) -> None:
+    """Refuse arrays longer or shorter than their pointers say, reading only each pointer's last entry.
+
+    A file of a few MB can declare GB of compressed members consistent with their own headers;
+    only the pointers tell that a 4-entry ``offsets`` cannot point into a billion targets, and
+    reading its last entry costs a seek (stored members) or inflating the pointer alone.
+    """
+    with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
+        infos = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+        for pointer, pointed in _POINTS_INTO:
+            present = [name for name in pointed if name in headers]
+            if pointer not in headers or not present or not np.issubdtype(headers[pointer][1], np.integer):
+                continue  # a missing array or a float pointer is named by the reader's own checks
+            end = _last_entry(archive, raw, infos[pointer], *headers[pointer])
+            for name in present:
+                if end is not None and end != headers[name][0][0]:
+                    raise InputError(f"{path}: not a {what}: {name} holds {headers[name][0][0]:,} entries, its "
+                                     f"pointers {pointer} end at {end:,}; the file is corrupt")
+
+
+def _last_entry(archive: zipfile.ZipFile, raw, info: zipfile.ZipInfo, shape, dtype: np.dtype) -> int | None:
+    """The last value of a 1-D member, read without the rest; None when empty or too costly to inflate."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if not nbytes:
+        return None
+    if info.compress_type == zipfile.ZIP_STORED:
+        raw.seek(_data_offset(raw, info))
+        _npy_header(raw, info.filename)
+        raw.seek(nbytes - dtype.itemsize, 1)
+        tail = raw.read(dtype.itemsize)
+    elif nbytes > _POINTER_INFLATE_MAX:
+        return None
+    else:
+        with archive.open(info) as fh:
+            _npy_header(fh, info.filename)
+            tail = b""
+            while part := fh.read(_INFLATE_PART):  # a part at a time: memory stays at one part
+                tail = (tail + part[-dtype.itemsize:])[-dtype.itemsize:]
+    if len(tail) != dtype.itemsize:
+        return None  # a short member: load_members names it
+    return int(np.frombuffer(tail, dtype=dtype)[0])
 
 
 def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:

@@ -384,6 +384,8 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
             return built, temporal, vertex_ids
         built, temporal, vertex_ids, _ = build_graph(read_edges(path), name=str(path), self_loops=self_loops)
         return built, temporal, vertex_ids
+    if path.is_dir():
+        raise InputError(f"{graph}: is a folder; give a graph file in it or a catalog name")
     if path.suffix in GRAPH_SUFFIXES or len(path.parts) > 1:
         raise FileNotFoundError(f"{graph}: no such file")
     catalog = load_catalog()

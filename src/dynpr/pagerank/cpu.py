@@ -28,6 +28,7 @@ from dynpr.backend import device_name
 from dynpr.batches import Batch
 from dynpr.designs import APPROACH, variant as declared
 from dynpr.graph.graph import Graph
+from dynpr.graph.hostmem import CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX, check_host_fits
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
 from dynpr.errors import InputError
@@ -58,10 +59,17 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
     ------
     InputError
         For an approach other than Static and ND on a graph with dangling vertices.
+    MemoryError
+        ``PageRank on the CPU of ... needs X GiB of host memory, Y GiB available``, before allocating.
     """
     options = options or PageRankOptions()
     spec = APPROACH[approach]
     n = graph.num_vertices
+    # The readers checked the build (88 bytes per vertex); a run then holds the graph and the engine's
+    # matrix and vectors (114 per vertex measured on a Matrix Market file of few entries): checked here,
+    # before the engine allocates, so a graph that was read but cannot be run on stops with one line.
+    check_host_fits(CPU_ENGINE_BYTES_PER_EDGE * graph.num_edges + CPU_ENGINE_BYTES_PER_VERTEX * n,
+                    f"PageRank on the CPU of {n:,} vertices and {graph.num_edges:,} edges")
     batch = batch.to_host() if batch is not None else None
     given = previous_ranks if spec.from_previous_ranks else initial
     # a copy: the caller's ranks are never modified

@@ -43,7 +43,8 @@ class DynamicPageRank:
     graph : Graph
         The current graph (CuPy arrays with the GPU backend).
     result : PageRankResult
-        The last run: ranks (on the device with the GPU backend), iterations, time.
+        The last run: ranks (on the device with the GPU backend; read-only on the host, as the next
+        update starts from them), iterations, time.
     """
 
     def __init__(self, graph: Graph, approach: str = "dfp", backend: str = "auto",
@@ -58,7 +59,7 @@ class DynamicPageRank:
 
             graph = to_resident(graph)
         self._graph = graph
-        self.result: PageRankResult = static(graph, self.options, backend=self.backend)
+        self.result: PageRankResult = _sealed(static(graph, self.options, backend=self.backend))
 
     @property
     def graph(self) -> Graph:
@@ -72,8 +73,11 @@ class DynamicPageRank:
 
     @property
     def ranks(self) -> np.ndarray:
-        """The current ranks, float64 on the host."""
-        return to_host(self.result.ranks)
+        """The current ranks, float64 on the host: a copy, the caller's to change."""
+        ranks = self.result.ranks
+        # The next update starts from the object's ranks: a caller normalising what it got in place
+        # must not change them (to_host copies device arrays already).
+        return ranks.copy() if isinstance(ranks, np.ndarray) else to_host(ranks)
 
     def update(self, batch: Batch) -> np.ndarray:
         """Apply ``batch`` (deletions first, :func:`dynpr.batches.apply_batch`) and update the ranks.
@@ -81,7 +85,7 @@ class DynamicPageRank:
         Returns
         -------
         numpy.ndarray
-            The new ranks.
+            The new ranks, a copy (as :attr:`ranks`).
 
         Raises
         ------
@@ -104,7 +108,15 @@ class DynamicPageRank:
         except ValueError as err:
             raise BatchError(f"the batch does not fit the current graph (made for another graph, or applied "
                              f"twice?): {err}") from None
-        self.result = update(self.approach, self._graph, new, batch, self.result.ranks, self.options,
-                             backend=self.backend)
+        self.result = _sealed(update(self.approach, self._graph, new, batch, self.result.ranks, self.options,
+                                     backend=self.backend))
         self._graph = new
         return self.ranks
+
+
+def _sealed(result: PageRankResult) -> PageRankResult:
+    """``result`` with its host ranks made read-only: the next update starts from them, so a change
+    through ``pr.result.ranks`` would corrupt it silently (CuPy arrays have no such flag)."""
+    if isinstance(result.ranks, np.ndarray):
+        result.ranks.flags.writeable = False
+    return result

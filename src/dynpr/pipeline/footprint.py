@@ -37,7 +37,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from dynpr.graph.hostmem import build_bytes
+from dynpr.graph.hostmem import CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX, build_bytes
 
 #: The interpreter with NumPy, SciPy, pandas and dynpr imported (83 MiB measured on the 2-core machine).
 PROCESS_BYTES = 100 << 20
@@ -66,9 +66,6 @@ PREPARE_BYTES_PER_EDGE = {"rmat-cpu": 33, "rmat-gpu": 10.5}
 SAMPLING_BYTES_PER_VERTEX = 32
 #: Scratch per edge of a random batch while it is drawn and written.
 BATCH_BYTES_PER_EDGE = 32
-#: The CPU engine's SciPy matrix (int32 indices and float64 values of the transpose) per edge, and its
-#: rank, contribution and flag vectors per vertex.
-CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX = 28, 96
 #: The CPU engine's Static time per edge and iteration: web-NotreDame (1.8M edges with self-loops,
 #: 78 iterations) took 195 ms, 1.4 ns, in the main job on the 2-core development machine. Graphs
 #: that do not fit the caches run slower: an estimate from it is a floor.
