@@ -34,6 +34,7 @@ TIERS = (
      "dynpr.figure_style", "dynpr.plots", "dynpr.claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them
     {"dynpr.backend", "dynpr.pagerank", "dynpr.pagerank.cpu", "dynpr.pagerank.marking", "dynpr.pagerank.options",
+     "dynpr.pagerank.personalization",
      "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.rmat", "dynpr.locality", "dynpr.blocking", "dynpr.shards",
      "dynpr.gpu"},
     # what users and the workflow run

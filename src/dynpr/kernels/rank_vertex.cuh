@@ -58,7 +58,16 @@ struct RankArgs {
   unsigned char* dv;
   unsigned char* dn;
   double c0, alpha, tau_f, tau_p;
+  // SolveOptions::teleport: last, so the baselines' kernels, which list the fields before
+  // it, leave it null (uniform)
+  const double* __restrict__ teleport;
 };
+
+// The teleport term of vertex v: (1 - alpha) p_v where the run is personalized, else
+// c0 = (1 - alpha) / n (the same double for every vertex; no load).
+__device__ __forceinline__ double teleport_term(const RankArgs& a, int v) {
+  return a.teleport ? a.teleport[v] : a.c0;
+}
 
 // Vertex v's in-edges: positions [begin, end) of RankArgs::sources (the graph's
 // in-CSR, or a block's copy of its rows in shared memory: keep_unit).
@@ -246,11 +255,11 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
   c = group_sum<G>(c);
   if (!finisher) return 0.0;
   if constexpr (BATCHED) {
-    return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, rv, inv, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f, a.tau_p,
-                                               a.Cnew);
+    return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, rv, inv, a.Rnew, a.dv, a.dn, teleport_term(a, v), a.alpha,
+                                               a.tau_f, a.tau_p, a.Cnew);
   }
-  return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f,
-                                             a.tau_p, a.Cnew);
+  return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, teleport_term(a, v),
+                                             a.alpha, a.tau_f, a.tau_p, a.Cnew);
 }
 
 // rank_vertex reading v's row from in_offsets (only when it computes v).
@@ -354,7 +363,8 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
         rv = a.R[v];
         inv = a.inv_degree[v];
       }
-      const double r = PRUNE ? (a.c0 + a.alpha * (c - rv * inv)) / (1.0 - a.alpha * inv) : a.c0 + a.alpha * c;
+      const double c0 = teleport_term(a, v);
+      const double r = PRUNE ? (c0 + a.alpha * (c - rv * inv)) / (1.0 - a.alpha * inv) : c0 + a.alpha * c;
       change = fabs(r - rv);
       flags |= kAffected | kWritten;
       if (FRONTIER) {
