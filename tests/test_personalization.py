@@ -254,3 +254,19 @@ def test_memory_model_counts_the_teleport_terms():
     # relabelled: a second copy, in the relabelled ids
     relabelled = device_bytes_needed(n, m, "dfp", relabel=True)
     assert device_bytes_needed(n, m, "dfp", relabel=True, personalized=True) == relabelled + 16 * n
+
+
+def test_dfp_prunes_a_vertex_unchanged_at_rank_zero():
+    # vertex 0 has no teleport weight and no in-edge but its self-loop: DF-P's closed form gives it
+    # rank 0 at once, and its next change, 0 at rank 0, is a relative change of 0 (pruned), not 0/0
+    old = Graph.from_edges([1, 2, 3], [2, 1, 1], 4)
+    new = Graph.from_edges([0, 1, 2, 3], [1, 2, 1, 1], 4)
+    options = PageRankOptions(personalization={1: 1.0})
+    previous = pr.static(old, options, backend="cpu").ranks
+    assert previous[0] > 0
+    from dynpr.batches import Batch
+
+    with np.errstate(invalid="raise"):
+        result = pr.update("dfp", old, new, Batch([], [], [0], [1]), previous, options, backend="cpu")
+    assert result.ranks[0] == 0.0
+    assert pr.l1_error(result.ranks, networkx_ranks(new, {1: 1.0})) < 1e-5

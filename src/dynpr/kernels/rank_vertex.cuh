@@ -17,9 +17,14 @@ namespace dynpr {
 // self-loop's term, which the closed form takes out again). The baselines'
 // DF/DF-P set dn[v] when v's relative change exceeds tau_f (their separate
 // expansion marks its out-neighbours) and DF-P clears dv[v] at or below
-// tau_p (pruned: v still takes r this iteration). With PRC the contribution
-// r/d[v] of the next iteration is written too (precomputed contributions,
-// PRC, of the report "GPU Programming"), so gathers read one double per edge.
+// tau_p (pruned: v still takes r this iteration). A vertex whose rank does not
+// change has relative change 0, also at rank 0 (personalized PageRank's
+// vertices without teleport weight or rank flowing in), where 0/0 would never
+// prune. With PRC the contribution r/d[v] of the next iteration is written too
+// (precomputed contributions, PRC, of the report "GPU Programming"), so
+// gathers read one double per edge.
+constexpr double kSmallestRank = 2.2250738585072014e-308;  // DBL_MIN: 0 / kSmallestRank = 0, not 0/0
+
 template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, double rv, double inv, double* Rnew,
                                                 unsigned char* dv, unsigned char* dn, double c0, double alpha,
@@ -27,7 +32,7 @@ __device__ __forceinline__ double finish_vertex(int v, double c, double rv, doub
   const double r = PRUNE ? (c0 + alpha * (c - rv * inv)) / (1.0 - alpha * inv) : c0 + alpha * c;
   const double dr = fabs(r - rv);
   if (FRONTIER) {
-    const double rel = dr / fmax(r, rv);
+    const double rel = dr / fmax(fmax(r, rv), kSmallestRank);
     if (PRUNE && rel <= tau_p) dv[v] = 0;
     if (rel > tau_f) dn[v] = 1;
   }
@@ -368,7 +373,7 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
       change = fabs(r - rv);
       flags |= kAffected | kWritten;
       if (FRONTIER) {
-        const double rel = change / fmax(r, rv);
+        const double rel = change / fmax(fmax(r, rv), kSmallestRank);  // as in finish_vertex
         if (PRUNE && rel <= a.tau_p) flags &= ~kAffected;  // pruned: v still takes r this iteration
         if (rel > a.tau_f && (PRUNE || !(flags & kExpanded))) {
           expand = 1;

@@ -37,6 +37,9 @@ from dynpr.errors import InputError
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
 
+# Denominator floor of the relative rank change (the kernels' kSmallestRank).
+SMALLEST_RANK = np.finfo(np.float64).tiny
+
 
 def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | None,
              previous_ranks: np.ndarray | None, options: PageRankOptions | None = None, *,
@@ -240,7 +243,9 @@ def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, 
             r = row_base + alpha * c
         change = np.abs(r - old)
         if frontier:
-            relative = change / np.maximum(r, old)
+            # the smallest normal double below: a vertex unchanged at rank 0 (personalized, no teleport
+            # weight reaching it) changes by 0, not 0/0, as in the kernels (rank_vertex.cuh)
+            relative = change / np.maximum(np.maximum(r, old), SMALLEST_RANK)
             ids = np.arange(n) if rows is None else rows
             if pruned:
                 prune = ids[relative <= options.prune_tolerance]
