@@ -109,8 +109,12 @@ struct PlanArgs {
   const long long* bounds;
 };
 
-// PageRankOptions as the kernels use them (c0 = (1 - alpha) / n).
+// PageRankOptions as the kernels use them (c0 = (1 - alpha) / n). teleport:
+// personalized PageRank's term (1 - alpha) p_v of each vertex (in the ids the
+// run iterates on), or null for the uniform c0, so that run reads no array
+// (rank_vertex.cuh, teleport_term; the default engine's kernels only).
 struct SolveOptions {
+  const double* teleport;
   double c0;
   double alpha;
   double tau_f;

@@ -75,7 +75,8 @@ __device__ __forceinline__ RankArgs rank_args(const GraphArgs& g, const int* sou
                                               unsigned char* dv, const SolveOptions& o) {
   // Ternaries, not r.R[read]: a parameter array indexed at run time is copied to local memory.
   return RankArgs{g.in_offsets, sources, g.inv_degree, read ? r.R[1] : r.R[0], read ? r.C[1] : r.C[0],
-                  read ? r.R[0] : r.R[1], read ? r.C[0] : r.C[1], dv, nullptr, o.c0, o.alpha, o.tau_f, o.tau_p};
+                  read ? r.R[0] : r.R[1], read ? r.C[0] : r.C[1], dv, nullptr, o.c0, o.alpha, o.tau_f, o.tau_p,
+                  o.teleport};
 }
 
 // One iteration per launch (variant "classes" on larger graphs): the sweep,

@@ -17,9 +17,14 @@ namespace dynpr {
 // self-loop's term, which the closed form takes out again). The baselines'
 // DF/DF-P set dn[v] when v's relative change exceeds tau_f (their separate
 // expansion marks its out-neighbours) and DF-P clears dv[v] at or below
-// tau_p (pruned: v still takes r this iteration). With PRC the contribution
-// r/d[v] of the next iteration is written too (precomputed contributions,
-// PRC, of the report "GPU Programming"), so gathers read one double per edge.
+// tau_p (pruned: v still takes r this iteration). A vertex whose rank does not
+// change has relative change 0, also at rank 0 (personalized PageRank's
+// vertices without teleport weight or rank flowing in), where 0/0 would never
+// prune. With PRC the contribution r/d[v] of the next iteration is written too
+// (precomputed contributions, PRC, of the report "GPU Programming"), so
+// gathers read one double per edge.
+constexpr double kSmallestRank = 2.2250738585072014e-308;  // DBL_MIN: 0 / kSmallestRank = 0, not 0/0
+
 template <bool FRONTIER, bool PRUNE, bool PRC = false>
 __device__ __forceinline__ double finish_vertex(int v, double c, double rv, double inv, double* Rnew,
                                                 unsigned char* dv, unsigned char* dn, double c0, double alpha,
@@ -27,7 +32,7 @@ __device__ __forceinline__ double finish_vertex(int v, double c, double rv, doub
   const double r = PRUNE ? (c0 + alpha * (c - rv * inv)) / (1.0 - alpha * inv) : c0 + alpha * c;
   const double dr = fabs(r - rv);
   if (FRONTIER) {
-    const double rel = dr / fmax(r, rv);
+    const double rel = dr / fmax(fmax(r, rv), kSmallestRank);
     if (PRUNE && rel <= tau_p) dv[v] = 0;
     if (rel > tau_f) dn[v] = 1;
   }
@@ -58,7 +63,16 @@ struct RankArgs {
   unsigned char* dv;
   unsigned char* dn;
   double c0, alpha, tau_f, tau_p;
+  // SolveOptions::teleport: last, so the baselines' kernels, which list the fields before
+  // it, leave it null (uniform)
+  const double* __restrict__ teleport;
 };
+
+// The teleport term of vertex v: (1 - alpha) p_v where the run is personalized, else
+// c0 = (1 - alpha) / n (the same double for every vertex; no load).
+__device__ __forceinline__ double teleport_term(const RankArgs& a, int v) {
+  return a.teleport ? a.teleport[v] : a.c0;
+}
 
 // Vertex v's in-edges: positions [begin, end) of RankArgs::sources (the graph's
 // in-CSR, or a block's copy of its rows in shared memory: keep_unit).
@@ -246,11 +260,11 @@ __device__ __forceinline__ double rank_vertex(bool active, int v, const RankArgs
   c = group_sum<G>(c);
   if (!finisher) return 0.0;
   if constexpr (BATCHED) {
-    return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, rv, inv, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f, a.tau_p,
-                                               a.Cnew);
+    return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, rv, inv, a.Rnew, a.dv, a.dn, teleport_term(a, v), a.alpha,
+                                               a.tau_f, a.tau_p, a.Cnew);
   }
-  return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, a.c0, a.alpha, a.tau_f,
-                                             a.tau_p, a.Cnew);
+  return finish_vertex<FRONTIER, PRUNE, PRC>(v, c, a.inv_degree, a.R, a.Rnew, a.dv, a.dn, teleport_term(a, v),
+                                             a.alpha, a.tau_f, a.tau_p, a.Cnew);
 }
 
 // rank_vertex reading v's row from in_offsets (only when it computes v).
@@ -354,11 +368,12 @@ __device__ __forceinline__ double dynamic_vertex(bool active, int v, const RankA
         rv = a.R[v];
         inv = a.inv_degree[v];
       }
-      const double r = PRUNE ? (a.c0 + a.alpha * (c - rv * inv)) / (1.0 - a.alpha * inv) : a.c0 + a.alpha * c;
+      const double c0 = teleport_term(a, v);
+      const double r = PRUNE ? (c0 + a.alpha * (c - rv * inv)) / (1.0 - a.alpha * inv) : c0 + a.alpha * c;
       change = fabs(r - rv);
       flags |= kAffected | kWritten;
       if (FRONTIER) {
-        const double rel = change / fmax(r, rv);
+        const double rel = change / fmax(fmax(r, rv), kSmallestRank);  // as in finish_vertex
         if (PRUNE && rel <= a.tau_p) flags &= ~kAffected;  // pruned: v still takes r this iteration
         if (rel > a.tau_f && (PRUNE || !(flags & kExpanded))) {
           expand = 1;

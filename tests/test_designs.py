@@ -62,7 +62,7 @@ def test_kernel_structs_pack_addresses_and_values():
     buffers = rank_buffers.pack(R=(Array(1), Array(2)), C=(Array(3), None)).view(rank_buffers.dtype())
     assert buffers["R"][0].tolist() == [1, 2] and buffers["C"][0].tolist() == [3, 0]
     options = designs.KERNEL_STRUCTS["SolveOptions"]
-    assert options.dtype().fields["max_iterations"][1] == 48 and options.dtype().itemsize == 56
+    assert options.dtype().fields["max_iterations"][1] == 56 and options.dtype().itemsize == 64
     with pytest.raises(TypeError, match="missing or unknown"):
         graph.pack(n=1)
     assert np.dtype(designs.C_TYPES["pointer"]).itemsize == 8
@@ -79,7 +79,7 @@ def test_kernel_structs_packed_again_are_reused_only_for_the_same_values():
     first = first.view(buffers.dtype())
     assert first["R"][0].tolist() == [1, 2] and first["C"][0].tolist() == [3, 4]  # not overwritten
     options = designs.KERNEL_STRUCTS["SolveOptions"]
-    fields = dict(c0=0.15, alpha=0.85, tau_f=1e-6, tau_p=1e-6, tau=1e-10, pull_edges=-1.0, max_iterations=500)
+    fields = dict(teleport=None, c0=0.15, alpha=0.85, tau_f=1e-6, tau_p=1e-6, tau=1e-10, pull_edges=-1.0, max_iterations=500)
     assert options.pack(**fields).tobytes() == options.pack(**fields).tobytes()
     assert int(options.pack(**{**fields, "max_iterations": 7}).view(options.dtype())["max_iterations"][0]) == 7
     padding = designs.KERNEL_STRUCTS["GraphArgs"].pack(in_offsets=1, sources=2, inv_degree=3, out_offsets=4,

@@ -42,6 +42,7 @@ TIERS = (
      "dynpr.evaluation.plots", "dynpr.evaluation.claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them
     {"dynpr.backend", "dynpr.pagerank", "dynpr.pagerank.cpu", "dynpr.pagerank.marking", "dynpr.pagerank.options",
+     "dynpr.pagerank.personalization",
      "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.generate.rmat", "dynpr.gpu"},
     # what users and the workflow run
     {"dynpr", "dynpr.pagerank.dynamic", "dynpr.io.prepare", "dynpr.evaluation.experiments", "dynpr.evaluation.bench",

@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="DF-P pruning tolerance (default %(default)g)")
     pr.add_argument("--max-iterations", type=_positive_int, default=defaults.max_iterations,
                     help="iteration cap (default %(default)s)")
+    pr.add_argument("--personalize", metavar="FILE",
+                    help="personalized PageRank: a two-column file of original vertex id and weight per line "
+                         "(whitespace or comma, # comments); the weights are normalised to sum 1 and the "
+                         "vertices it leaves out get none (networkx's personalization)")
     pr.add_argument("--fail-unconverged", action="store_true",
                     help="exit 1 when a run stops at --max-iterations before meeting --tolerance "
                          "(default: report \"converged\": false and go on)")
@@ -233,7 +237,9 @@ def _run_pagerank(args) -> None:
         raise InputError("--top needs --ranks-out")
     if args.ranks_out:
         ranks.check_table_path(args.ranks_out)
-        check_output(args.ranks_out, "--ranks-out", _inputs(args.graph, args.batch))
+        check_output(args.ranks_out, "--ranks-out", _inputs(args.graph, args.batch, args.personalize))
+    if args.personalize and not Path(args.personalize).is_file():
+        raise InputError(f"--personalize {args.personalize}: no such file")
     backend_name = args.backend
     if not args.self_loops:
         if args.batch:
@@ -252,6 +258,13 @@ def _run_pagerank(args) -> None:
     graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops)
     _log.info("read %s: %d vertices, %d edges and %d self-loops in %.1f s", args.graph, graph.num_vertices,
               *_edge_counts(graph).values(), time.perf_counter() - started)
+    if args.personalize:
+        from dataclasses import replace
+
+        from dynpr.pagerank.personalization import read_personalization
+
+        weights = read_personalization(args.personalize, vertex_ids, graph.num_vertices)
+        options = replace(options, personalization=weights)
     tables = []
 
     def run(approach, old, current, batch, index, start, ref, counts, bar):

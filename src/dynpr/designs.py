@@ -411,8 +411,8 @@ KERNEL_STRUCTS = {s.name: s for s in (
     KernelStruct("RankBuffers", (("R", "pointer", 2), ("C", "pointer", 2))),
     KernelStruct("FrontierBuffers", (("dv", "pointer", 1), ("dx", "pointer", 2), ("ever", "pointer", 1))),
     KernelStruct("PlanArgs", _pointers("ids", "plan", "bounds")),
-    KernelStruct("SolveOptions", tuple((name, "double", 1) for name in ("c0", "alpha", "tau_f", "tau_p", "tau",
-                                                                         "pull_edges"))
+    KernelStruct("SolveOptions", _pointers("teleport")
+                 + tuple((name, "double", 1) for name in ("c0", "alpha", "tau_f", "tau_p", "tau", "pull_edges"))
                  + (("max_iterations", "int", 1),)),
     KernelStruct("BatchArgs", _pointers("del_src", "del_dst", "ins_src", "new_id")
                  + (("num_del", "int", 1), ("num_ins", "int", 1), ("renamed", "int", 1))),

@@ -10,7 +10,7 @@ compares the lists with what CuPy's pool hands out. Importing this module needs 
 Components: :data:`GRAPH` (:func:`dynpr.gpu.device_graph.to_device`, uploads of the
 host graph), :data:`LOOP` and :data:`DT_SEARCH` (:class:`dynpr.gpu.iterations.IterationLoop`),
 :data:`CLASSES` (:class:`dynpr.gpu.classes.ClassRanks`), :data:`RELABEL`
-(:class:`dynpr.gpu.classes.Relabel`), :data:`PUSH` and :data:`PARTITION`
+(:class:`dynpr.gpu.classes.Relabel`), :data:`TELEPORT` (:func:`dynpr.gpu.pagerank.run_classes`), :data:`PUSH` and :data:`PARTITION`
 (:class:`dynpr.gpu.baselines.PushRanks` and ``Partition``).
 """
 
@@ -42,6 +42,7 @@ class RunShape:
     rank_dtype : of the two rank buffers (float32 for a single-precision step).
     contribution : of the two contribution buffers (the variant's ``contribution``: float32 for
         ``classes_c32``).
+    personalized : the run has a teleport vector (``PageRankOptions.personalization``).
     """
 
     n: int
@@ -58,6 +59,7 @@ class RunShape:
     relabel: bool = False
     rank_dtype: str = "f8"
     contribution: str = "float64"
+    personalized: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,8 @@ CLASSES = (
 )
 
 #: The hub-first relabelling: the relabelled in-CSR, 1/d and starting ranks, the in-degrees
-#: scanned into its offsets, the new ids, and the sort's keys and order (CuPy's argsort).
+#: scanned into its offsets, the new ids, a personalized run's relabelled teleport terms, and the
+#: sort's keys and order (CuPy's argsort).
 RELABEL = (
     Buffer("in_offsets", "i8", lambda s: s.n + 1),
     Buffer("sources", "i4", lambda s: s.m, zeroed=False),
@@ -168,9 +171,13 @@ RELABEL = (
     Buffer("start", "f8", _n, zeroed=False),
     Buffer("degree", "i8", _n, zeroed=False),
     Buffer("new_id", "i4", _n, zeroed=False),
+    Buffer("teleport", "f8", _n, needed=lambda s: s.personalized, zeroed=False),
     Buffer("sort_keys", "i8", _n, transient=True),
     Buffer("sort_order", "i8", _n, transient=True),
 )
+
+#: A personalized run's teleport terms (1 - alpha) p_v, one per vertex.
+TELEPORT = (Buffer("teleport", "f8", _n, zeroed=False),)
 
 #: The push baseline's float64 accumulator.
 PUSH = (Buffer("accumulator", "f8", _n),)

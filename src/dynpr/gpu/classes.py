@@ -57,15 +57,18 @@ class Relabel:
     the out CSR (DF and DF-P pull from the first iteration here; DT
     searches it in the original ids, then renames what it reached), so
     :attr:`graph` keeps the original one. :attr:`new_id` renames original
-    ids (a batch's). What it gains: docs/dynamic.md, "Kernel structure"."""
+    ids (a batch's). A personalized run's teleport terms (``teleport``, a device
+    array in the original ids) are relabelled into :attr:`teleport` too, so
+    the kernels read vertex i's at i. What it gains: docs/dynamic.md, "Kernel structure"."""
 
-    def __init__(self, kernels, cupy, g: DeviceGraph, start):
+    def __init__(self, kernels, cupy, g: DeviceGraph, start, teleport=None):
         n, m = g.n, int(g.sources.size)
         self.kernels, self.cupy, self.original = kernels, cupy, g
-        arrays = allocate(cupy, RELABEL, RunShape(n, m, relabel=True))
+        arrays = allocate(cupy, RELABEL, RunShape(n, m, relabel=True, personalized=teleport is not None))
         self.graph = DeviceGraph(n, g.offsets, g.targets, arrays["in_offsets"], arrays["sources"],
                                  arrays["inv_degree"])
         self.start, self.degree, self.new_id = arrays["start"], arrays["degree"], arrays["new_id"]
+        self.original_teleport, self.teleport = teleport, arrays.get("teleport")
         fill(self.start, start)
 
     def prepare(self, ranks, row_limit: int | None = None) -> None:
@@ -74,6 +77,8 @@ class Relabel:
         cupy, g, r, n = self.cupy, self.original, self.graph, self.original.n
         row_limit = row_limit or RELABEL_ROW_LIMIT
         order = hub_first_order(g.in_offsets)
+        if self.teleport is not None:  # new vertex i is original vertex order[i]
+            cupy.take(self.original_teleport, order, out=self.teleport)
         self.kernels["relabel_vertices"](grid_for(n), (BLOCK,), (order, graph_args(g), self.start, self.new_id,
                                                                  self.degree, r.inv_degree, ranks))
         cupy.cumsum(self.degree, out=r.in_offsets[1:])
@@ -117,11 +122,14 @@ class ClassRanks:
     ``degree_offsets``: in-offsets to count the class units from where ``graph``'s
     are not written yet (a relabelled graph before :meth:`Relabel.prepare`: the
     original graph's, whose in-degrees are the same, renamed). ``contribution``: the
-    dtype the fused kernels store contributions in (that of ``kernels``' module)."""
+    dtype the fused kernels store contributions in (that of ``kernels``' module). ``teleport``: a
+    personalized run's teleport terms (1 - alpha) p_v on the device, in ``graph``'s ids (None: the
+    uniform (1 - alpha) / n); read by the fused kernels only."""
 
     def __init__(self, kernels, cupy, graph: DeviceGraph, mode, options: PageRankOptions, lanes, bounds, prc,
-                 fuse, persistent: bool = False, degree_offsets=None, contribution: str = "float64"):
+                 fuse, persistent: bool = False, degree_offsets=None, contribution: str = "float64", teleport=None):
         self.kernels, self.cupy, self.g, self.options = kernels, cupy, graph, options
+        self.teleport = teleport
         self.lanes, self.bounds, self.prc = tuple(lanes), tuple(bounds), prc
         # One class needs no list: every vertex belongs to it.
         self.listed = options.partition in ("in", "in_out") and len(self.lanes) > 1
@@ -195,7 +203,7 @@ class ClassRanks:
         iteration would pack it again each time)."""
         key = float(pull_edges)
         if key not in self._solve_options:
-            self._solve_options[key] = solve_options(self.options, self.g.n, key)
+            self._solve_options[key] = solve_options(self.options, self.g.n, key, self.teleport)
         return self._solve_options[key]
 
     def solve(self, ranks, contributions, dv, dx, ever, slots, work, arrivals, state, pull_edges,
@@ -249,12 +257,13 @@ class ClassRanks:
                 options, delta, done))
 
 
-def solve_options(options: PageRankOptions, n: int, pull_edges: float = -1.0):
+def solve_options(options: PageRankOptions, n: int, pull_edges: float = -1.0, teleport=None):
     """``SolveOptions`` (kernels/layouts.cuh) of ``options`` on n vertices, turning to pull after
-    ``pull_edges`` edges of push work (read by the fused kernels only)."""
+    ``pull_edges`` edges of push work (read by the fused kernels only), with a personalized run's
+    ``teleport`` terms (a device array; None: the uniform c0, read by every kernel)."""
     o = options
     return KERNEL_STRUCTS["SolveOptions"].pack(
-        c0=(1.0 - o.alpha) / n, alpha=o.alpha, tau_f=o.frontier_tolerance, tau_p=o.prune_tolerance,
+        teleport=teleport, c0=(1.0 - o.alpha) / n, alpha=o.alpha, tau_f=o.frontier_tolerance, tau_p=o.prune_tolerance,
         tau=o.tolerance, pull_edges=pull_edges, max_iterations=o.max_iterations)
 
 

@@ -138,7 +138,7 @@ def check_fits(approach: str, graphs, batch, options: PageRankOptions, variant: 
     resident = sum(_resident_bytes(gr) for gr in graphs)
     memory.check_fits(graph.num_vertices, max(gr.num_edges for gr in graphs), approach, batch_edges=batch_edges,
                       partition=options.partition, max_iterations=options.max_iterations, variant=variant,
-                      relabel=relabel, resident_bytes=resident)
+                      relabel=relabel, personalized=options.personalization is not None, resident_bytes=resident)
 
 
 def phase_times(cupy, events) -> dict[str, float]:

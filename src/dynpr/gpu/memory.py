@@ -101,6 +101,7 @@ def device_bytes_needed(
     max_iterations: int = 500,
     variant: str = "classes",
     relabel: bool = False,
+    personalized: bool = False,
 ) -> int:
     """Bytes of device memory one run of ``approach`` needs on a graph, per the module's model.
 
@@ -123,6 +124,8 @@ def device_bytes_needed(
         ``PageRankOptions.variant`` (None is the default, ``classes``); ignored for ``kahn``.
     relabel : bool
         Whether the default relabels the graph (counted for ``classes`` with ``static``/``nd`` only).
+    personalized : bool
+        Whether the run has a teleport vector (``PageRankOptions.personalization``).
 
     Returns
     -------
@@ -161,10 +164,11 @@ def device_bytes_needed(
         total = graph + 16 * n + 3 * n + 12 * n * partitions + 8 * max_iterations + 8 * b
         return total + (graph + 3 * n + 4 if approach == "dt" else 0)
     return sum(buffers.nbytes(component, shape) for component, shape in run_components(n, m, b, approach, partition,
-                                                                                        variant, relabel))
+                                                                                        variant, relabel, personalized))
 
 
-def run_components(n: int, m: int, b: int, approach: str, partition: str, variant: str, relabel: bool):
+def run_components(n: int, m: int, b: int, approach: str, partition: str, variant: str, relabel: bool,
+                   personalized: bool = False):
     """(buffer list of :mod:`dynpr.gpu.buffers`, :class:`~dynpr.gpu.buffers.RunShape`) of each component
     an :class:`~dynpr.gpu.iterations.IterationLoop` run of ``variant`` keeps on the device (DT's
     search counted as run in launches of its own, the larger case)."""
@@ -174,8 +178,10 @@ def run_components(n: int, m: int, b: int, approach: str, partition: str, varian
     shape = buffers.RunShape(n, m, deletions=b, classes=k if partition != "none" and k > 1 else 0,
                              bounds=max(k - 1, 1), prc=design.prc, fused=design.fused, affected=flags.affected,
                              frontier=flags.frontier, dt_search=approach == "dt", relabel=relabelled,
-                             contribution=design.contribution)
+                             contribution=design.contribution, personalized=personalized)
     components = [(buffers.GRAPH, shape), (buffers.LOOP, shape)]
+    if personalized:
+        components.append((buffers.TELEPORT, shape))
     if k:
         components.append((buffers.CLASSES, shape))
     if variant == "push_atomic":  # its float64 accumulator
@@ -200,6 +206,7 @@ def check_fits(
     max_iterations: int = 500,
     variant: str = "classes",
     relabel: bool = False,
+    personalized: bool = False,
     resident_bytes: int = 0,
     reserve_bytes: int = DEFAULT_RESERVE_BYTES,
 ) -> int:
@@ -209,7 +216,7 @@ def check_fits(
 
     Parameters
     ----------
-    num_vertices, num_edges, approach, batch_edges, partition, max_iterations, variant, relabel
+    num_vertices, num_edges, approach, batch_edges, partition, max_iterations, variant, relabel, personalized
         As for :func:`device_bytes_needed`.
     free_bytes : int, optional
         Free device memory; default :func:`free_device_bytes` (tests on the CPU pass it explicitly).
@@ -233,7 +240,7 @@ def check_fits(
     """
     needed = device_bytes_needed(
         num_vertices, num_edges, approach, batch_edges=batch_edges, partition=partition, max_iterations=max_iterations,
-        variant=variant, relabel=relabel,
+        variant=variant, relabel=relabel, personalized=personalized,
     ) - resident_bytes
     if free_bytes is None:
         free_bytes = free_device_bytes()

@@ -30,6 +30,12 @@ partition phase, and the launch (``rank_fused`` without lists) sorts each
 chunk of 256 vertices by degree in shared memory. Every vertex gets the same lanes and
 order at every level, so the ranks agree bit for bit.
 
+Personalized PageRank (``PageRankOptions.personalization``): the teleport terms
+(1 - alpha) p_v are computed on the host as the CPU twin computes them, uploaded
+(untimed) and read by the rank kernels through ``SolveOptions.teleport``
+(relabelled with the graph where it is); unpersonalized runs pass a null pointer
+and read no such array. The default designs only (``classes*``).
+
 The designs the default is measured against (``PageRankOptions.variant``
 other than ``classes``, declared in :data:`dynpr.designs.VARIANTS`) live in
 :mod:`dynpr.gpu.baselines`; :func:`update` hands them over unchanged.
@@ -43,15 +49,18 @@ from dataclasses import replace
 import numpy as np
 
 from dynpr.backend import device_name
+from dynpr.errors import InputError
 from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES,
                            STATIC_APPROACHES, KernelVariant, variant as declared)
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
+from dynpr.gpu.buffers import TELEPORT, RunShape, allocate, fill
 from dynpr.gpu.device_graph import MODES, DeviceGraph, EngineRun, check_fits, to_device
 from dynpr.gpu.iterations import IterationLoop
 from dynpr.gpu.warm_up import tiny_case
 from dynpr.graph.graph import on_device
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
+from dynpr.pagerank.personalization import teleport as teleport_vector
 
 
 def _relabels(design: KernelVariant, approach: str, n: int) -> bool:
@@ -64,23 +73,29 @@ def _relabels(design: KernelVariant, approach: str, n: int) -> bool:
 
 def run_classes(approach: str, g: DeviceGraph, batch, start_ranks,
                 options: PageRankOptions, design: KernelVariant, bounds: tuple[int, int, int] | None = None,
-                pull_share: float | None = None) -> EngineRun:
+                pull_share: float | None = None, teleport: np.ndarray | None = None) -> EngineRun:
     """The default's fused class kernels (``classes``; ``classes_graphs`` and ``classes_persistent``
     force a launch per iteration or one per solve, ``classes_sync`` has no CUDA graphs), with the
     in-degree ``bounds`` of :func:`dynpr.gpu.classes.class_bounds` unless given, and DF/DF-P turning
     from push to pull at ``pull_share`` (:class:`dynpr.gpu.iterations.IterationLoop`; unless given,
     :data:`dynpr.designs.KEPT_PULL_SHARE` where the blocks keep their units, else
-    :data:`dynpr.designs.PULL_SHARE`)."""
+    :data:`dynpr.designs.PULL_SHARE`). ``teleport``: a personalized run's normalised teleport
+    vector p on the host (None: uniform)."""
     cupy = loader.require_cupy()
     kernels = loader.pagerank_kernels(design.contribution)
+    terms = None
+    if teleport is not None:  # (1 - alpha) p_v, the product the CPU twin adds, uploaded untimed
+        terms = allocate(cupy, TELEPORT, RunShape(g.n, int(g.sources.size), personalized=True))["teleport"]
+        fill(terms, (1.0 - options.alpha) * teleport)
     relabel = None
     if _relabels(design, approach, g.n):
-        relabel = Relabel(kernels, cupy, g, start_ranks)
+        relabel = Relabel(kernels, cupy, g, start_ranks, terms)
         g = relabel.graph
+        terms = relabel.teleport
     persistent = int(g.sources.size) < design.persistent_below
     step = ClassRanks(kernels, cupy, g, MODES[approach], options, CLASS_LANES, bounds or default_bounds(g), True, True,
                       persistent, degree_offsets=relabel.original.in_offsets if relabel else None,
-                      contribution=design.contribution)
+                      contribution=design.contribution, teleport=terms)
     if pull_share is None:
         pull_share = KEPT_PULL_SHARE if step.kept_rows else PULL_SHARE
     loop = IterationLoop(kernels, cupy, approach, g, batch, start_ranks, options, step, relabel=relabel,
@@ -88,14 +103,15 @@ def run_classes(approach: str, g: DeviceGraph, batch, start_ranks,
     return loop.run(design.graphs)
 
 
-def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float | None = None
-              ) -> EngineRun:
-    """Run ``options.variant`` (None = the default) for one approach."""
+def _dispatch(approach, g, g_old, batch, start, options: PageRankOptions, pull_share: float | None = None,
+              teleport: np.ndarray | None = None) -> EngineRun:
+    """Run ``options.variant`` (None = the default) for one approach (``teleport``: see
+    :func:`run_classes`)."""
     design = declared(options.variant)
     if design.static_only and approach not in STATIC_APPROACHES:
         raise ValueError(f"GPU variant {design.name!r} computes static and nd only, not {approach!r}")
     if design.fused:
-        return run_classes(approach, g, batch, start, options, design, pull_share=pull_share)
+        return run_classes(approach, g, batch, start, options, design, pull_share=pull_share, teleport=teleport)
     from dynpr.gpu import baselines  # the designs measured against, loaded on first use
 
     return baselines.run(approach, g, g_old, batch, start, options, design)
@@ -117,7 +133,7 @@ def _warm_up(contribution: str = "float64") -> None:
     # The relabelling of large graphs (CuPy's sort, scan and compaction kernels too);
     # row limit 1 sends rows through the long-row path as well.
     cupy = loader.require_cupy()
-    relabel = Relabel(loader.pagerank_kernels(contribution), cupy, g, start)
+    relabel = Relabel(loader.pagerank_kernels(contribution), cupy, g, start, teleport=cupy.asarray(start))
     relabel.prepare(cupy.empty(g.n, dtype=cupy.float64), row_limit=1)
     relabel.restore(relabel.start)
 
@@ -158,7 +174,9 @@ def _update(approach: str, old_graph, graph, batch, previous_ranks, options: Pag
     Raises
     ------
     ValueError
-        For an unknown variant, or one that does not compute the approach.
+        For an unknown variant, or one that does not compute the approach; an
+        :class:`~dynpr.errors.InputError` for personalization with a design other than the
+        default ones (``classes*``).
     RuntimeError
         If CuPy or a CUDA device is missing.
     MemoryError
@@ -169,6 +187,10 @@ def _update(approach: str, old_graph, graph, batch, previous_ranks, options: Pag
     options = options or PageRankOptions()
     design = declared(options.variant)
     n = graph.num_vertices
+    teleport = teleport_vector(options.personalization, graph)
+    if teleport is not None and not design.fused:
+        raise InputError(f"personalization runs on the default GPU designs (classes, classes_*), not on "
+                         f"{design.name!r}; leave PageRankOptions.variant unset, or use the CPU backend")
     resident = on_device(graph.offsets)
     given = previous_ranks if approach != "static" else initial
     if given is None:
@@ -182,7 +204,7 @@ def _update(approach: str, old_graph, graph, batch, previous_ranks, options: Pag
     _warm_up(design.contribution)
     g = to_device(graph)
     g_old = to_device(old_graph) if old_on_device else None
-    run = _dispatch(approach, g, g_old, batch, start, options, pull_share)
+    run = _dispatch(approach, g, g_old, batch, start, options, pull_share, teleport)
     result = PageRankResult(
         ranks=run.ranks if resident else run.ranks.get(),
         iterations=run.iterations,

@@ -22,6 +22,7 @@ from dynpr.errors import InputError
 from dynpr.graph.graph import Graph, array_module
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.graph.validate import check_batch, check_rank_values, finite_number
+from dynpr.pagerank.personalization import dense_weights, teleport
 
 __all__ = [
     "APPROACHES", "PageRankOptions", "PageRankResult", "static", "naive_dynamic", "dynamic_traversal",
@@ -41,19 +42,25 @@ def _check_shape(graph, name: str) -> int:
     return n
 
 
-def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, *, initial=None) -> None:
+def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, *, initial=None,
+                        options: PageRankOptions | None = None) -> None:
     """Everything :func:`dynpr.pagerank.update` checks before any engine runs.
 
     Raises
     ------
     InputError
         For an unknown approach, a missing input, arrays of the wrong shape or
-        dtype, ranks that are not finite, or batch ids outside the graph (which
-        the GPU kernels would use as indices unchecked).
+        dtype, ranks that are not finite, batch ids outside the graph (which
+        the GPU kernels would use as indices unchecked), or ``options.personalization``
+        naming a vertex the graph lacks (or an array of another length).
     """
     if approach not in APPROACH:
         raise InputError(f"approach must be one of {APPROACHES}, got {approach!r}")
+    if options is not None and not isinstance(options, PageRankOptions):
+        raise InputError(f"options must be a dynpr.pagerank.PageRankOptions, not {type(options).__name__}")
     n = _check_shape(graph, "graph")
+    if options is not None and options.personalization is not None:
+        dense_weights(options.personalization, graph)
     spec = APPROACH[approach]
     if not spec.from_previous_ranks:
         if initial is not None:
@@ -133,7 +140,7 @@ def update(
     dynpr.errors.NoGpuError
         (a ``RuntimeError``) if ``backend="gpu"`` and no GPU is usable.
     """
-    check_update_inputs(approach, old_graph, graph, batch, previous_ranks)
+    check_update_inputs(approach, old_graph, graph, batch, previous_ranks, options=options)
     if not APPROACH[approach].from_previous_ranks:
         old_graph = batch = previous_ranks = None
     return _engine(backend, graph)(approach, old_graph, graph, batch, previous_ranks, options)
@@ -164,7 +171,7 @@ def static(
     PageRankResult
         See :func:`update`.
     """
-    check_update_inputs("static", None, graph, None, None, initial=initial)
+    check_update_inputs("static", None, graph, None, None, initial=initial, options=options)
     return _engine(backend, graph)("static", None, graph, None, None, options, initial=initial)
 
 
@@ -243,7 +250,8 @@ def reference(
     graph : Graph
         Graph with a self-loop on every vertex.
     options : PageRankOptions, optional
-        Source of ``alpha``; its tolerance and iteration cap are replaced, and a variant that stores
+        Source of ``alpha`` and ``personalization``; its tolerance and iteration cap are replaced, and
+        a variant that stores
         float32 contributions by the default: the reference is float64 (it does not go on from
         such a variant's ``static_result`` either).
     backend : {"cpu", "gpu", "auto"}
@@ -255,7 +263,8 @@ def reference(
         iterations are the reference run's first ones, so the reference goes on from its
         ranks instead of starting over, to the same ranks bit for bit, when a change of at
         most ``tolerance`` can only be zero (``tolerance`` below half an ulp of the smallest
-        Static rank, ``(1 - alpha) / n``; 1e-100 always is): the reference then stops at the
+        Static rank, ``(1 - alpha) / n``, personalized ``(1 - alpha) min(p)``; 1e-100 always is,
+        unless some vertex has no teleport weight): the reference then stops at the
         first iteration that changes nothing, and going on from a Static run that stopped
         there (or earlier) changes nothing either. Otherwise, or when Static ran past
         ``max_iterations``, it starts over.
@@ -271,7 +280,9 @@ def reference(
     if declared(options.variant).contribution != "float64":
         options, static_result = replace(options, variant=None), None
     reference_options = replace(options, tolerance=tolerance, max_iterations=max_iterations)
-    smallest_change = (1.0 - options.alpha) / graph.num_vertices * 2.0 ** -53
+    p = teleport(options.personalization, graph)
+    smallest_rank = (1.0 - options.alpha) / graph.num_vertices if p is None else (1.0 - options.alpha) * p.min()
+    smallest_change = smallest_rank * 2.0 ** -53
     if static_result is None or tolerance >= smallest_change or static_result.iterations > max_iterations:
         return static(graph, reference_options, backend=backend).ranks
     remaining = max_iterations - static_result.iterations

@@ -31,10 +31,14 @@ from dynpr.graph.graph import Graph
 from dynpr.graph.hostmem import CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX, check_host_fits
 from dynpr.pagerank import marking
 from dynpr.pagerank.options import PageRankOptions, PageRankResult, check_converged
+from dynpr.pagerank.personalization import teleport
 from dynpr.errors import InputError
 
 # Row-subset SpMV while the affected rows hold fewer than 1/SUBSET_SHARE of all edges.
 SUBSET_SHARE = 8
+
+# Denominator floor of the relative rank change (the kernels' kSmallestRank).
+SMALLEST_RANK = np.finfo(np.float64).tiny
 
 
 def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch | None,
@@ -87,6 +91,9 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
         in_offsets = in_offsets.astype(np.int32)  # SciPy would otherwise copy the int32 sources to int64
     inv_degree = 1.0 / np.maximum(degree, 1)  # dangling vertices have no out-edge to weight
     pull, weigh = _gather(graph, in_offsets, inv_degree, declared(options.variant))
+    # the teleport term (1 - alpha) * p_v: a scalar for the uniform p = 1/n, so that path is unchanged
+    p = teleport(options.personalization, graph)
+    base = (1.0 - options.alpha) / n if p is None else (1.0 - options.alpha) * p
     t0 = t_mark = time.perf_counter()
     if spec.recomputes_all:
         affected = None
@@ -96,11 +103,11 @@ def _update(approach: str, old_graph: Graph | None, graph: Graph, batch: Batch |
         affected = marking.frontier_initial(graph, batch)
     t_iter = time.perf_counter()
     if affected is None:
-        ranks, iterations, converged = _iterate_all(pull, weigh, start, options, dangling)
+        ranks, iterations, converged = _iterate_all(pull, weigh, start, options, dangling, base, p)
         count = n
     else:
         ranks, iterations, converged, count = _iterate_affected(
-            graph, pull, weigh, inv_degree, start, affected, options,
+            graph, pull, weigh, inv_degree, start, affected, options, base,
             frontier=spec.flags.frontier, pruned=spec.flags.prune)
     t_end = time.perf_counter()
     # Like the GPU engine: mark_ms = initial marking (DT's BFS, DF's initial expansion);
@@ -134,23 +141,29 @@ def _gather(graph: Graph, in_offsets: np.ndarray, inv_degree: np.ndarray, design
     return sp.csr_array((ones, graph.sources, in_offsets), shape=(n, n)), _float32_contributions(inv_degree)
 
 
-def _iterate_all(pull: sp.csr_array, weigh, ranks: np.ndarray, options: PageRankOptions, dangling: np.ndarray):
+def _iterate_all(pull: sp.csr_array, weigh, ranks: np.ndarray, options: PageRankOptions, dangling: np.ndarray,
+                 base, p: np.ndarray | None):
     """Static / ND: synchronous pull over every vertex until the L-inf change is at most tau
-    (``pull @ weigh(R)`` sums the contributions, ``pull @ R`` without ``weigh``: :func:`_gather`).
+    (``pull @ weigh(R)`` sums the contributions, ``pull @ R`` without ``weigh``: :func:`_gather`),
+    ``base`` the teleport term (1 - alpha) p (a scalar for the uniform ``p`` = None).
 
     Dangling vertices (none under the paper's self-loop convention) spread their
-    rank over every vertex, as NetworkX's default does.
+    rank as the teleport does (over every vertex, or by ``p``), as NetworkX's default does.
 
     Returns ranks, iterations and whether the last change met tau (False at the cap).
     """
     alpha = options.alpha
     n = pull.shape[0]
-    base = (1.0 - alpha) / n
     iterations = 0
     while True:
         new = pull @ (ranks if weigh is None else weigh(ranks))
         new *= alpha
-        new += (base + alpha * ranks[dangling].sum() / n) if dangling.size else base
+        if not dangling.size:
+            new += base
+        elif p is None:
+            new += base + alpha * ranks[dangling].sum() / n
+        else:
+            new += base + alpha * ranks[dangling].sum() * p
         delta = float(np.max(np.abs(new - ranks)))
         ranks = new
         iterations += 1
@@ -169,8 +182,9 @@ def _pull_rows(pull: sp.csr_array, x: np.ndarray, rows: np.ndarray | None, row_e
     return (pull @ x)[rows]
 
 
-def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, *, frontier, pruned):
-    """DT / DF / DF-P iterations over the affected vertices only (the paper's Alg. 2-3, 5).
+def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, base, *, frontier, pruned):
+    """DT / DF / DF-P iterations over the affected vertices only (the paper's Alg. 2-3, 5), ``base``
+    the teleport term as in :func:`_iterate_all`.
 
     ``frontier``: expand from vertices whose relative change exceeds tau_f (DF, DF-P);
     ``pruned``: closed-form ranks and un-marking at relative change <= tau_p (DF-P).
@@ -179,7 +193,7 @@ def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, 
     ever marked affected.
     """
     alpha, n = options.alpha, graph.num_vertices
-    base = (1.0 - alpha) / n
+    personalized = np.ndim(base) > 0
     in_degree = np.diff(graph.in_offsets)
     ever = affected.copy()
     # Without pruning the affected set only grows, so a vertex that has expanded
@@ -198,17 +212,20 @@ def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, 
                 rows = None  # every vertex: whole-vector operations, no gathers
             row_edges = int(in_degree[rows].sum()) if rows is not None else pull.nnz
             row_inv = inv_degree if rows is None else inv_degree[rows]
+            row_base = base[rows] if personalized and rows is not None else base
             changed = False
         old = ranks if rows is None else ranks[rows]
         c = _pull_rows(pull, ranks if weigh is None else weigh(ranks), rows, row_edges)
         if pruned:
             # Eq. 2-3: closed form of the self-loop's recursion; c includes the self-loop term.
-            r = (base + alpha * (c - old * row_inv)) / (1.0 - alpha * row_inv)
+            r = (row_base + alpha * (c - old * row_inv)) / (1.0 - alpha * row_inv)
         else:
-            r = base + alpha * c
+            r = row_base + alpha * c
         change = np.abs(r - old)
         if frontier:
-            relative = change / np.maximum(r, old)
+            # the smallest normal double below: a vertex unchanged at rank 0 (personalized, no teleport
+            # weight reaching it) changes by 0, not 0/0, as in the kernels (rank_vertex.cuh)
+            relative = change / np.maximum(np.maximum(r, old), SMALLEST_RANK)
             ids = np.arange(n) if rows is None else rows
             if pruned:
                 prune = ids[relative <= options.prune_tolerance]

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from dynpr.backend import resolve_backend
@@ -16,6 +18,7 @@ from dynpr.errors import BatchError, InputError
 from dynpr.graph.graph import Graph, to_host
 from dynpr.pagerank import static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
+from dynpr.pagerank.personalization import dense_weights
 
 
 class DynamicPageRank:
@@ -37,6 +40,11 @@ class DynamicPageRank:
         ``auto``, ``cpu`` or ``gpu``.
     options : PageRankOptions, optional
         Paper defaults when omitted.
+    personalization : Mapping or array-like, optional
+        Personalized PageRank's teleport weights, as networkx's ``personalization`` (a mapping
+        ``{original vertex id: weight}``, absent vertices 0, or one weight per vertex; normalised):
+        ``options.personalization`` replaced. Kept for every update; the graph's vertices are
+        fixed, so the mapping's ids stay valid.
 
     Attributes
     ----------
@@ -48,12 +56,17 @@ class DynamicPageRank:
     """
 
     def __init__(self, graph: Graph, approach: str = "dfp", backend: str = "auto",
-                 options: PageRankOptions | None = None):
+                 options: PageRankOptions | None = None, personalization=None):
         if approach not in APPROACHES:
             raise InputError(f"approach must be one of {APPROACHES}, got {approach!r}")
         self.approach = approach
         self.backend = resolve_backend(backend)
         self.options = options or PageRankOptions()
+        if personalization is not None:
+            self.options = replace(self.options, personalization=personalization)
+        if self.options.personalization is not None:
+            # one weight per vertex, mapped once (the ids of a mapping are looked up here, not per update)
+            self.options = replace(self.options, personalization=dense_weights(self.options.personalization, graph))
         if self.backend == "gpu":
             from dynpr.gpu.resident import to_resident
 

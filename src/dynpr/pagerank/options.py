@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from dynpr.designs import PARTITIONS
 from dynpr.errors import ConvergenceError, InputError
 from dynpr.graph.validate import finite_number
+from dynpr.pagerank.personalization import check_personalization
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,11 @@ class PageRankOptions:
         (``pull_*``, ``push_atomic``, ``cusparse``) serve Static and ND only.
     raise_on_max_iterations : raise :class:`ConvergenceError` when a run stops at
         ``max_iterations`` instead of returning it with ``converged=False``.
+    personalization : personalized PageRank's teleport weights, as networkx's: a mapping
+        ``{original vertex id: weight}`` (absent vertices weigh 0) or an array of one weight per
+        vertex, normalised to sum 1 (:mod:`dynpr.pagerank.personalization`); None is the uniform
+        ``1/n``. Kept as a read-only copy, and left out of comparisons of options. On the GPU the
+        default designs (``classes*``) run it; the others refuse it.
     """
 
     alpha: float = 0.85
@@ -42,6 +49,7 @@ class PageRankOptions:
     partition: str = "in_out"
     variant: str | None = None
     raise_on_max_iterations: bool = False
+    personalization: Mapping | np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self):
         # tolerances must be finite: tolerance=inf would stop after one iteration and look converged
@@ -53,6 +61,8 @@ class PageRankOptions:
             raise InputError(f"max_iterations: must be an integer of at least 1, got {self.max_iterations!r}")
         if self.partition not in PARTITIONS:
             raise InputError(f"partition: must be one of {PARTITIONS}, got {self.partition!r}")
+        # frozen: the checked copy replaces the caller's object
+        object.__setattr__(self, "personalization", check_personalization(self.personalization))
 
 
 @dataclass
