@@ -146,7 +146,7 @@ def test_config_that_is_not_yaml_names_the_file_and_line(tmp_path):
     """Also: the workflow's process imports the checkout's src/, not an installed copy."""
     for name in ("Snakefile", "workflow", "src"):
         (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, tmp_path / name)
-    copy = tmp_path / "src" / "dynpr" / "validate.py"
+    copy = tmp_path / "src" / "dynpr" / "graph" / "validate.py"
     copy.write_text(copy.read_text().replace("is not valid YAML:", "is not valid YAML (checkout copy):"))
     (tmp_path / "datasets").mkdir()
     shutil.copy(REPO / "datasets" / "catalog.yaml", tmp_path / "datasets")

@@ -81,10 +81,10 @@ class Dataset:
 
 
 def repo_root() -> Path:
-    """The repository root of an editable install (``src/dynpr/../..``)."""
-    # The one place the package steps up from its own file: only an editable install
-    # has a checkout there; project_file falls back to the installed copies.
-    return Path(__file__).resolve().parents[2]
+    """The repository root of an editable install (``src/dynpr/io/../../..``)."""
+    # Only an editable install has a checkout there; project_file falls back to the installed
+    # copies (dynpr.gpu.loader.kernel_dir steps up to the checkout's kernels/ the same way).
+    return Path(__file__).resolve().parents[3]
 
 
 def project_file(relative: str | Path) -> Path:
