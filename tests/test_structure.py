@@ -30,15 +30,15 @@ TIERS = (
     {"dynpr.csr_checks", "dynpr.graph", "dynpr.validate", "dynpr.batches.batch"},
     # data: making, storing and applying batches, reading graph files, catalog, results, figures, claims
     {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.readers", "dynpr.id_text",
-     "dynpr.tar_streams", "dynpr.catalog", "dynpr.download", "dynpr.random_dag", "dynpr.ranks", "dynpr.results",
+     "dynpr.edge_lists", "dynpr.tar_streams", "dynpr.catalog", "dynpr.download", "dynpr.random_dag", "dynpr.ranks", "dynpr.results",
      "dynpr.figure_style", "dynpr.plots", "dynpr.claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them
     {"dynpr.backend", "dynpr.pagerank", "dynpr.pagerank.cpu", "dynpr.pagerank.marking", "dynpr.pagerank.options",
-     "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.rmat", "dynpr.locality", "dynpr.blocking", "dynpr.shards",
+     "dynpr.pagerank.tolerances", "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.rmat", "dynpr.locality", "dynpr.blocking", "dynpr.shards",
      "dynpr.gpu"},
     # what users and the workflow run
     {"dynpr", "dynpr.dynamic", "dynpr.prepare", "dynpr.experiments", "dynpr.bench", "dynpr.pipeline",
-     "dynpr.footprint", "dynpr.cli", "dynpr.__main__"},
+     "dynpr.from_file", "dynpr.footprint", "dynpr.cli", "dynpr.__main__"},
 )
 
 
