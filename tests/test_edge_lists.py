@@ -264,3 +264,25 @@ def test_no_gpu_error_speaks_the_library_language(monkeypatch, capsys, labelled_
     assert "--" not in str(raised.value) and "backend 'cpu'" in str(raised.value)
     line = one_error_line(capsys, ["pagerank", str(labelled_csv), "--backend", "gpu"], code=1)
     assert line.endswith("on the command line: --backend cpu or auto")
+
+
+def test_a_catalog_entry_says_how_its_list_is_read(repo_root, write_file):
+    import dataclasses
+
+    import jsonschema
+    import yaml
+
+    from dynpr.catalog import get_dataset
+    from dynpr.prepare import read_dataset
+
+    entry = {"kind": "static", "format": "snap-edgelist", "url": "https://example.org/p.csv", "vertices": 3,
+             "edges": 2, "delimiter": ";", "header": True, "labels": True, "undirected": True}
+    schema = yaml.safe_load((repo_root / "workflow/schemas/catalog.schema.yaml").read_text())
+    jsonschema.validate({"datasets": {"people": entry}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"datasets": {"people": {**entry, "delimiter": "x"}}}, schema)
+    ds = dataclasses.replace(get_dataset("CollegeMsg"), kind="static", format="snap-edgelist", sha256=None,
+                             temporal_edges=None, delimiter=";", header=True, labels=True, undirected=True)
+    edges, _ = read_dataset(ds, write_file("p.txt", "a;b\n1;x\nx;2\n"))
+    assert edges.labels.tolist() == ["1", "2", "x"]
+    assert sorted(zip(edges.src.tolist(), edges.dst.tolist())) == [(0, 2), (1, 2), (2, 0), (2, 1)]
