@@ -170,7 +170,8 @@ def test_labels_go_through_a_prepared_graph_and_back(write_file, tmp_path):
 
 @pytest.mark.parametrize("text, line, reason", [
     ("1,2\n" * 150 + "2,3.0\n", 151, "expected non-negative integer ids as on the lines before, got '2,3.0'"),
-    ("1 2 0.5\n2 3 heavy\n", 2, "expected a number (a weight) in column 3, got '2 3 heavy'"),
+    ("1 2 0.5\n2 3 heavy\n", 2, "expected a finite number (a weight) in column 3, got '2 3 heavy'"),
+    ("1 2 0.5\n2 3 inf\n", 2, "expected a finite number (a weight) in column 3, got '2 3 inf'"),
     ("1 2 0.5\n2 3\n", 2, "expected 3 fields (source, target, weight), got 2"),
     ("source,target\na,b\n,c\n", 3, "an empty vertex label"),
     ("src dst\n" + "1 2\n" * 150 + "alice bob\n", 152, "ask for labels"),

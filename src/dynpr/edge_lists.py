@@ -201,7 +201,7 @@ def _parse_block(block: bytes, layout: Layout, temporal: bool) -> list[np.ndarra
     columns = [frame[k].to_numpy() for k in range(layout.columns)]
     if layout.labels and any(((column == "") | pd.isna(column)).any() for column in columns[:2]):
         return None
-    if layout.columns == 3 and not temporal and bool(np.isnan(columns[2]).any()):
+    if layout.columns == 3 and not temporal and not bool(np.isfinite(columns[2]).all()):
         return None
     return columns
 
@@ -235,8 +235,8 @@ def _line_reason(line: bytes, layout: Layout, temporal: bool) -> str | None:
         third = fields[2]
         if temporal and not _INTEGER.fullmatch(third):
             return f"expected a non-negative integer time in column 3, got {shown!r}"
-        if not temporal and not (_NUMBER.fullmatch(third) and third.lower() != "nan"):
-            return f"expected a number (a weight) in column 3, got {shown!r}"
+        if not temporal and not (_NUMBER.fullmatch(third) and np.isfinite(float(third))):
+            return f"expected a finite number (a weight) in column 3, got {shown!r}"
     return None
 
 
