@@ -13,6 +13,7 @@ import pytest
 
 from dynpr.batches import Batch, read_batches, write_batches
 from dynpr.cli import main
+from dynpr.io.edge_lists import EdgeListOptions
 from dynpr.errors import BatchError, GraphError, InputError, ParseError
 from dynpr.graph.graph import Graph
 from dynpr.io.prepare import load_prepared, read_graph_with_ids
@@ -38,7 +39,7 @@ def temporal_graph(tmp_path):
     lines = [f"{u * 10} {v * 10} {t}" for t, (u, v) in enumerate(rng.integers(0, 25, (200, 2)))]
     source = tmp_path / "t.txt"
     source.write_text("\n".join(lines) + "\n")
-    graph, temporal, _ = read_graph_with_ids(source)
+    graph, temporal, _ = read_graph_with_ids(source, edge_list=EdgeListOptions(temporal=True))
     path = tmp_path / "t.npz"
     graph.save(path, temporal_src=temporal[0], temporal_dst=temporal[1], temporal_time=temporal[2])
     return path

@@ -33,7 +33,8 @@ def resolve_backend(name: str) -> str:
     if name == "gpu" and not gpu_available():
         raise NoGpuError(
             "backend 'gpu' was asked for but CuPy or a CUDA device is missing; "
-            "install the 'gpu' extra (pip install 'dynpr[gpu]') on a machine with an NVIDIA GPU, or use --backend cpu"
+            "install the 'gpu' extra (pip install 'dynpr[gpu]') on a machine with an NVIDIA GPU, or ask for "
+            "backend 'cpu' (or 'auto', which runs on the CPU when no GPU is usable)"
         )
     return name
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from dynpr import APPROACHES
 from dynpr.graph.atomic_files import check_output
 from dynpr.backend import BACKENDS
-from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError
+from dynpr.errors import EXIT_INPUT, EXIT_RESOURCE, BatchError, DynprError, InputError, NoGpuError
 
 _log = logging.getLogger("dynpr.cli")
 SELF_LOOPS_HELP = ("the paper's convention: a self-loop is added on every vertex (no dead ends), which shifts ranks "
@@ -102,6 +102,53 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _delimiter(value: str) -> str | None:
+    from dynpr.io.edge_lists import EdgeListOptions, delimiter_option
+
+    delimiter = delimiter_option(value)
+    try:
+        EdgeListOptions(delimiter=delimiter)
+    except InputError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return delimiter
+
+
+def _add_edge_list_flags(command: argparse.ArgumentParser) -> None:
+    """How a text edge list GRAPH is read; what is not given is found from its first lines."""
+    group = command.add_argument_group("text edge lists", "how a GRAPH file of edges is read (each found from "
+                                       "its first lines unless given); not for prepared graphs or catalog names")
+    group.add_argument("--delimiter", type=_delimiter, metavar="CHAR",
+                       help="between fields: a character, or comma, tab, whitespace (default: a comma or tab when "
+                            "every line has one, else whitespace)")
+    group.add_argument("--header", action=argparse.BooleanOptionalAction,
+                       help="the first line names the columns (default: recognised by its names or by fields that "
+                            "are not numbers above numbers)")
+    group.add_argument("--labels", action=argparse.BooleanOptionalAction,
+                       help="ids are string labels, mapped to dense ids and back in every output (default: when "
+                            "an id in the first lines is not a non-negative integer)")
+    group.add_argument("--undirected", action="store_true", help="each edge stands for both directions")
+    group.add_argument("--temporal", action="store_true",
+                       help="the third column holds integer times (default: a weight, ignored: PageRank here is "
+                            "unweighted)")
+
+
+def _backend(name: str) -> str:
+    """:func:`dynpr.backend.resolve_backend`, its refusal worded for the command line (a flag, not an argument)."""
+    from dynpr.backend import resolve_backend
+
+    try:
+        return resolve_backend(name)
+    except NoGpuError as err:
+        raise NoGpuError(f"{err}; on the command line: --backend cpu or auto") from None
+
+
+def _edge_list(args):
+    from dynpr.io.edge_lists import EdgeListOptions
+
+    return EdgeListOptions(delimiter=args.delimiter, header=args.header, labels=args.labels,
+                           undirected=args.undirected, temporal=args.temporal)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``dynpr`` (subcommands ``pagerank``, ``batch`` and ``kahn``).
 
@@ -122,7 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Run PageRank approaches; one JSON object per run on stdout. Ranks follow "
                                     + SELF_LOOPS_HELP + ". In the JSON, edges counts the graph's edges without "
                                     "self-loops and self_loops the self-loops of the graph run on, as in kahn.")
-    pr.add_argument("graph", help="catalog name or graph file (.txt, .txt.gz, .mtx, .mtx.gz, .tar.gz, prepared .npz)")
+    pr.add_argument("graph", help="catalog name or graph file (edge list .txt, .csv, .tsv, gzipped too; .mtx, "
+                                  ".mtx.gz, .tar.gz, prepared .npz)")
+    _add_edge_list_flags(pr)
     pr.add_argument("--batch", help="batch file (.npz): random batches (dynpr batch, results/batches/*/random_*) "
                                      "each update GRAPH; others, e.g. temporal slices on their base graph, "
                                      "are applied one after another")
@@ -164,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "(the paper's static-graph experiment). The file records the graph it was "
                                        "made for; pagerank --batch refuses it on another.")
     batch.add_argument("graph", help="catalog name or graph file")
+    _add_edge_list_flags(batch)
     batch.add_argument("--fraction", type=_number(0, 1, low_open=True), required=True,
                        help="batch size as a fraction of |E|, e.g. 1e-4")
     batch.add_argument("--count", type=_integer(1, MAX_BATCH_COUNT), default=1,
@@ -178,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "on or behind a cycle. The self-loop added on every vertex is removed first "
                                       "unless --keep-self-loops.")
     kahn.add_argument("graph", help="catalog name or graph file")
+    _add_edge_list_flags(kahn)
     kahn.add_argument("--backend", choices=BACKENDS, default="auto", help="where to run (default: auto)")
     kahn.add_argument("--keep-self-loops", action="store_true",
                       help="keep the self-loop added on every vertex (each then counts as a cycle)")
@@ -223,7 +274,6 @@ def _inputs(graph: str, *files: str | None) -> list[Path]:
 def _run_pagerank(args) -> None:
     from dynpr import pagerank
     from dynpr.io import ranks
-    from dynpr.backend import resolve_backend
     from dynpr.graph.npz_files import check_mapped_files_unchanged
     from dynpr.pagerank.options import PageRankOptions
     from dynpr.io.prepare import read_graph_with_ids
@@ -252,10 +302,10 @@ def _run_pagerank(args) -> None:
     options = PageRankOptions(alpha=args.alpha, tolerance=args.tolerance, frontier_tolerance=args.frontier_tolerance,
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations,
                               raise_on_max_iterations=args.fail_unconverged)
-    backend = resolve_backend(backend_name)
+    backend = _backend(backend_name)
     started = time.perf_counter()
     _log.info("reading %s", args.graph)
-    graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops)
+    graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops, edge_list=_edge_list(args))
     _log.info("read %s: %d vertices, %d edges and %d self-loops in %.1f s", args.graph, graph.num_vertices,
               *_edge_counts(graph).values(), time.perf_counter() - started)
     if args.personalize:
@@ -340,7 +390,7 @@ def _run_batch(args) -> None:
     from dynpr.io.prepare import read_graph
 
     check_output(args.out, "--out", _inputs(args.graph))  # before the work, not after it
-    graph, _ = read_graph(args.graph)
+    graph, _ = read_graph(args.graph, edge_list=_edge_list(args))
     batches = [random_batch(graph, args.fraction, args.insert_share, batch_rng(args.seed, str(args.graph),
                                                                                 args.fraction, repeat))
                for repeat in range(args.count)]
@@ -351,12 +401,11 @@ def _run_batch(args) -> None:
 
 
 def _run_kahn(args) -> None:
-    from dynpr.backend import resolve_backend
     from dynpr.kahn import kahn
     from dynpr.io.prepare import read_graph
 
-    backend = resolve_backend(args.backend)
-    graph, _ = read_graph(args.graph)
+    backend = _backend(args.backend)
+    graph, _ = read_graph(args.graph, edge_list=_edge_list(args))
     if not args.keep_self_loops:
         graph = graph.without_self_loops()
     result = kahn(graph, backend=backend)

@@ -227,17 +227,18 @@ def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
 
 
 def _check_vertex_ids(path, ids: np.ndarray, num_vertices: int) -> None:
-    """One integer id per vertex, non-negative and no two alike (the ranks table reports them)."""
-    if ids.shape != (num_vertices,) or not np.issubdtype(ids.dtype, np.integer):
-        raise GraphError(f"{path}: vertex_ids must hold one integer id per vertex ({num_vertices}), "
+    """One integer id or string label per vertex, ids non-negative, no two alike (the ranks table
+    reports them)."""
+    if ids.shape != (num_vertices,) or not (np.issubdtype(ids.dtype, np.integer) or ids.dtype.kind == "U"):
+        raise GraphError(f"{path}: vertex_ids must hold one integer id or string label per vertex ({num_vertices}), "
                          f"got {ids.dtype} {ids.shape}; delete it and prepare it again")
-    if ids.size and int(ids.min()) < 0:
+    if ids.size and ids.dtype.kind != "U" and int(ids.min()) < 0:
         raise GraphError(f"{path}: vertex_ids holds the negative id {int(ids.min())}; delete it and prepare it again")
     if not bool(np.all(ids[1:] > ids[:-1])):  # prepared ids are increasing; others are sorted to compare
         ordered = np.sort(ids)
         repeats = ordered[1:] == ordered[:-1]
         if bool(repeats.any()):
-            raise GraphError(f"{path}: vertex_ids gives id {int(ordered[1:][repeats][0])} to more than one vertex; "
+            raise GraphError(f"{path}: vertex_ids gives id {ordered[1:][repeats][0].item()!r} to more than one vertex; "
                              "delete it and prepare it again")
 
 

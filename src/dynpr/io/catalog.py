@@ -58,6 +58,11 @@ class Dataset:
     scale: int | None = None
     edge_factor: int | None = None
     seed: int | None = None
+    # how a text edge list is read (dynpr.io.edge_lists.EdgeListOptions); None: found from the file
+    delimiter: str | None = None
+    header: bool | None = None
+    labels: bool | None = None
+    undirected: bool = False
 
     @property
     def file_name(self) -> str | None:
@@ -202,6 +207,10 @@ def _load(path: Path, _key: tuple) -> dict[str, Dataset]:
             scale=entry.get("scale"),
             edge_factor=entry.get("edge_factor"),
             seed=entry.get("seed"),
+            delimiter=entry.get("delimiter"),
+            header=entry.get("header"),
+            labels=entry.get("labels"),
+            undirected=entry.get("undirected", False),
         )
     return _with_lock(catalog, base / LOCK_NAME, path)
 

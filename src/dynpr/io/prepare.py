@@ -21,7 +21,8 @@ from dynpr.io.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.graph.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.graph.hostmem import build_bytes, check_host_fits
-from dynpr.io.readers import EdgeData, read_edges
+from dynpr.io.edge_lists import EdgeListOptions, delimiter_option, read_graph_file
+from dynpr.io.readers import EdgeData
 from dynpr.generate.rmat import generation_backend, rmat_graph
 from dynpr.graph.validate import check_ids, read_graph_npz
 
@@ -29,7 +30,7 @@ log = logging.getLogger("dynpr.io.prepare")
 
 Temporal = tuple[np.ndarray, np.ndarray, np.ndarray]
 # what makes an argument a file path rather than a catalog name
-GRAPH_SUFFIXES = {".txt", ".gz", ".mtx", ".npz"}
+GRAPH_SUFFIXES = {".txt", ".csv", ".tsv", ".gz", ".mtx", ".npz"}
 
 
 def build_graph(edges: EdgeData, *, name: str = "graph",
@@ -43,7 +44,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         are renumbered densely in ascending order, as SNAP counts nodes
         (distinct endpoint ids) and the paper's |V| does; with one
         (``edges.num_vertices``: Matrix Market, R-MAT) ids are kept and
-        isolated vertices included.
+        isolated vertices included; a labelled list's ids are dense already, ``edges.labels`` theirs.
     name : str
         Used in error messages (file or dataset name).
     self_loops : bool
@@ -57,8 +58,8 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
     temporal : tuple of arrays or None
         ``(src int32, dst int32, time int64)`` in time order, self-loop events
         kept, for temporal input (renumbered ids).
-    vertex_ids : ndarray of int64
-        Original id of each vertex (``arange(n)`` when not renumbered).
+    vertex_ids : ndarray of int64 or str
+        Original id of each vertex (``arange(n)`` when not renumbered; the labels of a labelled list).
     stats : dict
         ``vertices`` (distinct ids, or the matrix dimension), ``max_id``,
         ``renumbered``, ``distinct_vertices``
@@ -86,6 +87,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         n = len(vertex_ids)
     else:
         n = int(edges.num_vertices)
+    keeps_ids = renumbered or edges.labels is not None  # ids that are not their own travel with the graph
     if max_id >= n and not renumbered:
         raise ValueError(f"{name}: vertex id {max_id} is not below the dimension {n}")
     if n > MAX_VERTICES:  # before any array of n entries is allocated
@@ -93,7 +95,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
             f"{name}: {n} vertices do not fit int32 vertex ids (at most {MAX_VERTICES})"
         )
     if not renumbered:
-        vertex_ids = np.arange(n, dtype=np.int64)
+        vertex_ids = edges.labels if edges.labels is not None else np.arange(n, dtype=np.int64)
     check_host_fits(build_bytes(len(src), n), f"{name}: graph")
     seen = np.zeros(n, dtype=bool)
     seen[src] = True
@@ -109,7 +111,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
         distinct_loops = int(np.count_nonzero(keys // n64 == keys % n64))
     graph = Graph.from_keys(all_keys, n)
     del all_keys
-    if renumbered:  # other ids are their own: nothing to store
+    if keeps_ids:  # other ids are their own: nothing to store
         graph = Graph(graph.offsets, graph.targets, graph.in_offsets, graph.sources, vertex_ids)
     temporal = None
     if edges.time is not None:
@@ -117,7 +119,7 @@ def build_graph(edges: EdgeData, *, name: str = "graph",
     stats = {
         "vertices": n,
         "max_id": max_id,
-        "renumbered": renumbered,
+        "renumbered": keeps_ids,
         "distinct_vertices": int(np.count_nonzero(seen)),
         "edges": int(len(keys)),
         "edges_with_self_loops": graph.num_edges,
@@ -190,7 +192,7 @@ def load_dataset(dataset: Dataset, source: str | Path | None = None, *,
     if dataset.kind == "generated":
         if not self_loops:
             raise InputError(f"{dataset.name}: a generated graph always has a self-loop on every vertex; "
-                             "--no-self-loops needs an edge-list file")
+                             "reading it without self-loops needs an edge-list file")
         where = generation_backend(dataset.scale, dataset.edge_factor, backend)
         graph = rmat_graph(dataset.scale, dataset.edge_factor, dataset.seed, backend=where)
         log.info("%s: generated R-MAT scale %d edge factor %d on the %s in %.2f s", dataset.name, dataset.scale,
@@ -229,7 +231,13 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
     if dataset.sha256 is not None and digest != dataset.sha256 and Path(source).name == dataset.file_name:
         raise ChecksumError(f"{source}: sha256 {digest} differs from the catalog's {dataset.sha256}; "
                          "the file is corrupt or modified: restore it or download again")
-    return read_edges(source, dataset.format), digest
+    return read_graph_file(source, dataset.format, dataset_edge_list(dataset)), digest
+
+
+def dataset_edge_list(dataset: Dataset) -> EdgeListOptions:
+    """How the catalog says a dataset's text edge list is read (temporal by its format)."""
+    return EdgeListOptions(delimiter=delimiter_option(dataset.delimiter), header=dataset.header,
+                           labels=dataset.labels, undirected=dataset.undirected)
 
 
 def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path, *,
@@ -325,7 +333,8 @@ def _load_prepared(npz_path: str | Path) -> tuple[Graph, Temporal | None, np.nda
                    when.astype(np.int64, copy=False)), vertex_ids
 
 
-def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> tuple[Graph, Temporal | None]:
+def read_graph(graph: str | Path, *, results: str | Path = "results/graphs",
+               edge_list: EdgeListOptions = EdgeListOptions()) -> tuple[Graph, Temporal | None]:
     """Load a graph given a file path or a catalog name (for the CLI).
 
     Parameters
@@ -335,6 +344,9 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
         ``.mtx.gz``, ``.tar.gz``); or a catalog name, for which a prepared
         ``{results}/{name}.npz`` is used when present, else the source is read
         (downloaded first if needed, honouring ``DYNPR_MIRROR``).
+    edge_list : EdgeListOptions
+        How a text edge list file is read (:func:`dynpr.io.edge_lists.read_edge_list`); a prepared
+        graph or a catalog name (read as the catalog says) takes only the defaults.
 
     Returns
     -------
@@ -342,16 +354,16 @@ def read_graph(graph: str | Path, *, results: str | Path = "results/graphs") -> 
         With a self-loop on every vertex.
     temporal : tuple or None
     """
-    return read_graph_with_ids(graph, results=results)[:2]
+    return read_graph_with_ids(graph, results=results, edge_list=edge_list)[:2]
 
 
-def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/graphs",
-                        self_loops: bool = True) -> tuple[Graph, Temporal | None, np.ndarray]:
+def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/graphs", self_loops: bool = True,
+                        edge_list: EdgeListOptions = EdgeListOptions()) -> tuple[Graph, Temporal | None, np.ndarray]:
     """:func:`read_graph`, also returning each vertex's original id.
 
     Parameters
     ----------
-    graph, results
+    graph, results, edge_list
         See :func:`read_graph`.
     self_loops : bool
         ``False``: the input's edges as they are, no self-loop added (NetworkX's
@@ -363,8 +375,8 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
     -------
     graph : Graph
     temporal : tuple or None
-    vertex_ids : numpy.ndarray of int64
-        Original id of each vertex (SNAP ids before dense renumbering).
+    vertex_ids : numpy.ndarray of int64 or str
+        Original id of each vertex (SNAP ids before dense renumbering, a labelled list's labels).
 
     Raises
     ------
@@ -372,17 +384,19 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
         If a path does not exist.
     ValueError
         If ``self_loops`` is false for a prepared graph whose input had self-loops
-        (or whose ``.json`` is missing).
+        (or whose ``.json`` is missing), or ``edge_list`` is set for a prepared graph or a catalog name.
     """
     path = Path(graph)
     if path.is_file():
         if path.suffix == ".npz":
+            _check_no_edge_list(path, "a prepared graph", edge_list)
             built, temporal, vertex_ids = _load_prepared(path)
             if not self_loops:
                 _check_no_input_loops(path)
                 built = built.without_self_loops()
             return built, temporal, vertex_ids
-        built, temporal, vertex_ids, _ = build_graph(read_edges(path), name=str(path), self_loops=self_loops)
+        built, temporal, vertex_ids, _ = build_graph(read_graph_file(path, options=edge_list), name=str(path),
+                                                     self_loops=self_loops)
         return built, temporal, vertex_ids
     if path.is_dir():
         raise InputError(f"{graph}: is a folder; give a graph file in it or a catalog name")
@@ -390,6 +404,7 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
         raise FileNotFoundError(f"{graph}: no such file")
     catalog = load_catalog()
     ds = get_dataset(str(graph), catalog)
+    _check_no_edge_list(path, "a catalog dataset (the catalog says how it is read)", edge_list)
     prepared = Path(results) / f"{ds.name}.npz"
     if prepared.is_file() and self_loops:
         return _load_prepared(prepared)
@@ -408,6 +423,13 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
         raise
     _record_download(ds, ds.source_path, digest)
     return built, temporal, built.original_ids()
+
+
+def _check_no_edge_list(graph: Path, what: str, edge_list: EdgeListOptions) -> None:
+    """Refuse edge-list options for a graph that is not read as a text edge list."""
+    if not edge_list.is_default:
+        raise InputError(f"{graph}: is {what}, not a text edge list: delimiter, header, labels, undirected and "
+                         "temporal do not apply")
 
 
 def _check_no_input_loops(npz_path: Path) -> None:

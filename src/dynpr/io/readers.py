@@ -47,13 +47,15 @@ class EdgeData:
     ``src``/``dst`` are 0-based ids (int64 from SNAP files, int32 from Matrix Market); ``time`` is int64 for temporal
     files (edges stable-sorted by it) and None otherwise; ``num_vertices`` is the
     matrix dimension for Matrix Market input and None for SNAP files (whose ids
-    :func:`dynpr.io.prepare.build_graph` renumbers densely).
+    :func:`dynpr.io.prepare.build_graph` renumbers densely). ``labels`` is the string label of each
+    dense id of a labelled list (:mod:`dynpr.io.edge_lists`; ``num_vertices`` is their count), else None.
     """
 
     src: np.ndarray
     dst: np.ndarray
     time: np.ndarray | None = None
     num_vertices: int | None = None
+    labels: np.ndarray | None = None
 
 
 def _open_text(path: Path):
@@ -78,6 +80,22 @@ def _lines(fh, name: str):
         yield line
 
 
+def odd_character_reason(text: str, *, labels: bool = False) -> str | None:
+    """Why a decoded line is no text of ids: binary data (a control character or undecodable
+    bytes), or, unless ``labels`` (whose text may be any Unicode), a non-ASCII character such as a
+    non-breaking space, which looks like a separator but is not one. None: neither."""
+    odd = _ODD_CHAR.search(text)
+    if odd is None:
+        return None
+    if odd.group() == "\ufffd" or ord(odd.group()) < 32:
+        return "binary data, not a text edge list"
+    if labels:
+        binary = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffd]", text)
+        return None if binary is None else "binary data, not a text edge list"
+    return (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
+            f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
+
+
 def _snap_line_reason(line: bytes, ncols: int) -> str | None:
     """Why one line of a SNAP file is not ``ncols`` ids (None: it is, or it is a comment or blank)."""
     data = line.split(b"#", 1)[0]  # the parser drops a comment after the ids too
@@ -85,12 +103,8 @@ def _snap_line_reason(line: bytes, ncols: int) -> str | None:
     if _COMMENT_OR_BLANK.match(data) or re.match(data_line, data):
         return None
     text = line.decode("utf-8", "replace").rstrip("\r\n")
-    odd = _ODD_CHAR.search(text)
-    if odd and (odd.group() == "\ufffd" or ord(odd.group()) < 32):
-        return "binary data, not a text edge list"
-    if odd:  # e.g. a non-breaking space: name it rather than miscount the fields
-        return (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
-                f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
+    if (reason := odd_character_reason(text)) is not None:
+        return reason
     fields = text.split()
     if len(fields) != ncols:
         return f"expected {ncols} fields, got {len(fields)}: {text[:80]!r}"
