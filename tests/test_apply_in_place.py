@@ -55,7 +55,8 @@ def test_in_place_apply_is_the_copying_apply_and_undo_restores_the_graph(seed, s
         warnings.simplefilter("ignore", BatchWarning)
         expected, expected_report = apply_batch_with_report(base, batch)
     slot = GraphSlot(copy_of(base))
-    report, undo = apply_batch_in_place(slot, batch)
+    with pytest.warns(BatchWarning, match="batch edges skipped"):
+        report, undo = apply_batch_in_place(slot, batch)
     assert report == expected_report
     assert_same_arrays(slot.graph, expected)
     assert slot.loops_complete  # every vertex has its self-loop after an apply
@@ -81,6 +82,14 @@ def test_clean_batches_undo_through_the_reversed_batch_and_chain():
     undo_batch_in_place(slot, undo)
     before_last, _ = apply_batch_with_report(expected, undo.reversed_batch)
     assert_same_arrays(slot.graph, before_last)
+
+
+def test_strict_in_place_apply_refuses_and_keeps_the_graph():
+    base = random_graph(50, 200, seed=1)
+    slot = GraphSlot(copy_of(base))
+    with pytest.raises(ValueError, match="deletions of missing edges"):
+        apply_batch_in_place(slot, Batch([0, 0], [1, 1], [], []), strict=True)
+    assert_same_arrays(slot.graph, base)
 
 
 def test_undo_on_another_graph_is_refused():

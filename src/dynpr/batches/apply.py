@@ -184,7 +184,7 @@ class Undo:
     edges: _Edges | None
 
 
-def apply_batch_in_place(slot: GraphSlot, batch: Batch) -> tuple[BatchReport, Undo]:
+def apply_batch_in_place(slot: GraphSlot, batch: Batch, *, strict: bool = False) -> tuple[BatchReport, Undo]:
     """Apply a batch to the graph in ``slot``, one CSR at a time, and put the new graph there.
 
     The same graph as :func:`apply_batch_with_report` gives, bit for bit; but the old out-CSR
@@ -199,16 +199,28 @@ def apply_batch_in_place(slot: GraphSlot, batch: Batch) -> tuple[BatchReport, Un
         Holds the graph before the update; holds the updated one after.
     batch : Batch
         As for :func:`apply_batch_with_report`.
+    strict : bool
+        As for :func:`apply_batch` (raising leaves the graph in the slot unchanged).
 
     Returns
     -------
     report : BatchReport
     undo : Undo
         What :func:`undo_batch_in_place` needs to restore the graph before the batch.
+
+    Warns
+    -----
+    BatchWarning
+        As :func:`apply_batch`.
     """
     graph = slot.take()
     _check_host_memory(graph, batch.deletions + batch.insertions, in_place=True)
     edges, del_pos, report, loops_added = _resolve(graph, batch, slot.loops_complete)
+    try:
+        _report_skipped(report, strict)
+    except ValueError:
+        slot.put(graph, slot.loops_complete)
+        raise
     transpose_side = _transpose_side(graph, edges)
     arrays = _csr_arrays(graph)
     del graph  # the arrays are only in the list now: each goes as soon as it is spliced
@@ -223,9 +235,10 @@ def undo_batch_in_place(slot: GraphSlot, undo: Undo) -> None:
     """Restore, in place and one CSR at a time, the graph that :func:`apply_batch_in_place` changed:
     the same arrays as before the batch, bit for bit (rows are kept sorted)."""
     if undo.reversed_batch is not None:
-        report, _ = apply_batch_in_place(slot, undo.reversed_batch)
-        if report.skipped:
-            raise ValueError(f"the graph is not the one the batch was applied to: undoing it skipped {report}")
+        try:
+            apply_batch_in_place(slot, undo.reversed_batch, strict=True)
+        except ValueError as err:
+            raise ValueError(f"the graph is not the one the batch was applied to: undoing it, {err}") from None
         return
     graph = slot.take()
     found, del_pos = graph.find_edges(undo.edges.del_src, undo.edges.del_dst)
@@ -283,6 +296,12 @@ def apply_batch(graph: Graph, batch: Batch, *, strict: bool = False) -> Graph:
         Outside strict mode, with the counts, when such edges were skipped.
     """
     updated, report = apply_batch_with_report(graph, batch)
+    _report_skipped(report, strict)
+    return updated
+
+
+def _report_skipped(report: BatchReport, strict: bool) -> None:
+    """Warn (or in strict mode raise) when batch edges changed nothing."""
     if report.skipped:
         message = (
             f"batch edges skipped: {report.missing_deletions} deletions of missing edges, "
@@ -292,5 +311,4 @@ def apply_batch(graph: Graph, batch: Batch, *, strict: bool = False) -> Graph:
         )
         if strict:
             raise ValueError(message)
-        warnings.warn(message, BatchWarning, stacklevel=2)
-    return updated
+        warnings.warn(message, BatchWarning, stacklevel=3)  # the caller of apply_batch(_in_place)
