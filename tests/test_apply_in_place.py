@@ -125,3 +125,18 @@ def test_in_place_apply_never_holds_two_graphs(monkeypatch):
     # scratch: one byte per entry of the new CSR, an eighth of the kept columns and masks, offsets
     assert in_place < base.nbytes + one_csr + 2 * base.num_edges + 32 * base.num_vertices < copying
     assert applied.num_edges == base.num_edges + batch.insertions - batch.deletions
+
+
+def test_the_memory_check_reads_the_run_logs_batch_lines():
+    """benchmarks/experiment_memory.py parses the line run_batches logs per batch on the GPU."""
+    import runpy
+    from pathlib import Path
+
+    script = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "experiment_memory.py"))
+    line = ("rmat-26 fraction=1e-4 batch 1/1: load 0.01 s, apply 0.20 s; GPU pool peak 24.10 GiB (by phase: "
+            "load 9.40, apply 14.20, static 21.30, reference 20.90, dfp 24.10, restore 14.10), 9.90 GiB in use, "
+            "device 60.00 of 79.10 GiB free; plan 24.68 GiB; host RSS 1.2 GiB")
+    (row,) = script["pool_rows"](f"x\n{line}\n")
+    assert (row["dataset"], row["fraction"], row["batch"]) == ("rmat-26", "1e-4", 1)
+    assert (row["apply"], row["dfp"], row["peak"], row["plan"]) == (14.20, 24.10, 24.10, 24.68)
+    assert row["peak/plan"] == pytest.approx(24.10 / 24.68)
