@@ -140,3 +140,25 @@ def test_the_memory_check_reads_the_run_logs_batch_lines():
     assert (row["dataset"], row["fraction"], row["batch"]) == ("rmat-26", "1e-4", 1)
     assert (row["apply"], row["dfp"], row["peak"], row["plan"]) == (14.20, 24.10, 24.10, 24.68)
     assert row["peak/plan"] == pytest.approx(24.10 / 24.68)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fraction", [1e-3, 0.1])
+def test_in_place_apply_on_the_device_is_the_host_one(fraction):
+    """The device path: the same arrays as the host's in-place apply, the graph before restored,
+    and the old graph's memory given back (the pool in use never holds two graphs)."""
+    cupy = pytest.importorskip("cupy")
+    from dynpr.gpu.resident import to_host_graph, to_resident, to_resident_batch
+
+    base = random_graph(1 << 14, 1 << 18, seed=5)
+    batch = random_batch(base, fraction, 0.8, np.random.default_rng(1))
+    host = GraphSlot(copy_of(base))
+    apply_batch_in_place(host, batch)
+    pool = cupy.get_default_memory_pool()
+    device = GraphSlot(to_resident(base))
+    resident = pool.used_bytes()
+    _, undo = apply_batch_in_place(device, to_resident_batch(batch))
+    assert_same_arrays(to_host_graph(device.graph), host.graph)
+    assert pool.used_bytes() < resident + base.nbytes // 2  # the new graph, not the old one beside it
+    undo_batch_in_place(device, undo)
+    assert_same_arrays(to_host_graph(device.graph), base)
