@@ -1,16 +1,19 @@
 """Experiment drivers on tiny graphs, checked against the same steps done by hand."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from dynpr.batches import Batch, GraphSlot, apply_batch
 from dynpr.evaluation import experiments
-from dynpr.batches import Batch, apply_batch
 from dynpr.graph.graph import Graph
 from dynpr.pagerank import PageRankOptions, l1_error, reference, static, update
 from dynpr.evaluation.results import COLUMNS, to_frame
 
 APPROACHES = ["static", "nd", "dt", "df", "dfp"]
 OPTIONS = PageRankOptions()
+FIELDS = ("offsets", "targets", "in_offsets", "sources")
 
 
 def random_graph(n=40, m=160, seed=1):
@@ -116,6 +119,19 @@ def test_random_rows_start_every_approach_from_the_base_ranks():
         assert all(f"{step} " in line for line in where)
 
 
+def test_random_batches_go_in_place_and_leave_the_base_graph_in_the_slot():
+    rng = np.random.default_rng(4)
+    graph = random_graph(seed=6)
+    batches = {1e-1: [mixed(graph, 12, 3, rng), mixed(graph, 1, 9, rng)]}
+    slot = GraphSlot(Graph(*(getattr(graph, f).copy() for f in FIELDS)))
+    rows = experiments.run_batches("random", "r", slot, batches, APPROACHES, OPTIONS, commit="c", backend="cpu")
+    assert len(rows) == 2 * len(APPROACHES)
+    for name in FIELDS:  # every batch undone: the graph before, bit for bit
+        assert np.array_equal(getattr(slot.graph, name), getattr(graph, name))
+    assert not experiments.keeps_old_graph(APPROACHES, OPTIONS)
+    assert experiments.keeps_old_graph(APPROACHES, replace(OPTIONS, variant="partitioned"))
+
+
 def test_unknown_experiment_is_an_error():
     with pytest.raises(ValueError, match="experiment must be 'temporal' or 'random', got 'kahn'"):
         experiments.run_batches("kahn", "k", random_graph(), {}, APPROACHES, OPTIONS, commit="c", backend="cpu")
@@ -197,3 +213,8 @@ def test_run_dataset_on_the_gpu_plans_uploads_and_matches_the_cpu(tmp_path):
     assert any("GPU memory plan: graphs" in line for line in logged)
     assert any("host copy dropped" in line for line in logged)
     assert sum("GPU pool peak" in line for line in logged) == 2  # one per batch
+    # the pool's peak per phase and the plan's peak, in every batch's line
+    peaks = [line for line in logged if "GPU pool peak" in line]
+    for phase in ("load", "base static", "apply", "static", "reference", "dfp", "restore"):
+        assert all(f"{phase} " in line.split("by phase: ")[1] for line in peaks), phase
+    assert all("; plan " in line for line in peaks)

@@ -257,15 +257,44 @@ def test_experiment_plan_refuses_in_one_line_naming_its_items():
 
     n, m, b = 1 << 26, 2_170_949_635, 217_000_000  # rmat-26-ef32 at its 0.1 batch
     plan = experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), relabel=True)
-    assert plan["peak"] == plan["graphs"] + 8 * b + plan["ranks"] + max(plan["apply"], plan["run"])
-    text = check_experiment_fits(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), free_bytes=plan["peak"] + (1 << 30))
-    assert "graphs " in text and "peak " in text
+    assert plan["peak"] == plan["graphs"] + plan["batch"] + plan["ranks"] + max(plan["apply"], plan["run"])
+    text, peak = check_experiment_fits(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(),
+                                       free_bytes=plan["peak"] + (1 << 30))
+    assert "graphs " in text and "peak " in text and peak == plan["peak"]
     with pytest.raises(DeviceMemoryError) as refused:
         check_experiment_fits(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), free_bytes=40 << 30)
     message = str(refused.value)
     assert "\n" not in message and "needs" in message and "40.00 GiB free" in message and "apply" in message
     assert refused.value.exit_code == EXIT_RESOURCE and isinstance(refused.value, MemoryError)
-    # the temporal experiment keeps the previous batch's graph too; a larger batch needs more
+    # the temporal experiment keeps the previous batch's graph too, as does DT of the paper's design;
+    # a larger batch needs more
     assert experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(), temporal=True)["peak"] > plan["peak"]
+    kept_old = experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions(variant="partitioned"))
+    assert kept_old["graphs"] == 2 * plan["graphs"]
     assert experiment_device_bytes(n, m, 2 * b, MODEL_APPROACHES[:5], PageRankOptions())["peak"] > \
         experiment_device_bytes(n, m, b, MODEL_APPROACHES[:5], PageRankOptions())["peak"]
+
+
+# The experiment's device plan against the prepared graph (CSR and transpose), at the largest batch of
+# config/scale.yaml: the graph is applied to in place, so the plan is one graph plus the largest of
+# the apply's new CSR and scratch and the run's own buffers. What the plan reaches at this commit (the
+# runs' relabelled in-CSR, 4 bytes per edge, and ~120 bytes per vertex of run buffers keep it above
+# the issue's 2.0x and 3.0x): held here so that it cannot grow back.
+SCALE_PLAN_RATIOS = {"rmat-24": 2.65, "rmat-26": 2.65, "rmat-26-ef32": 2.65, "rmat-27-ef28": 2.65,
+                     "rmat-28-ef3": 4.3}
+
+
+@pytest.mark.parametrize("dataset", sorted(SCALE_PLAN_RATIOS))
+def test_scale_plan_against_the_prepared_graph(dataset):
+    from dynpr.io.catalog import get_dataset
+    from dynpr.designs import relabels
+    from dynpr.pipeline.footprint import dataset_counts
+    from dynpr.gpu.memory import experiment_device_bytes
+    from dynpr.pagerank.options import PageRankOptions
+
+    c = dataset_counts(get_dataset(dataset), gpu=True)
+    graph = 16 * (c.vertices + 1) + 8 * c.edges
+    plan = experiment_device_bytes(c.vertices, c.edges, int(0.1 * (c.edges - c.vertices)) + 1, MODEL_APPROACHES[:5],
+                                   PageRankOptions(), relabel=relabels(c.vertices, 50 << 20))
+    assert plan["peak"] <= SCALE_PLAN_RATIOS[dataset] * graph
+    assert plan["graphs"] < 1.5 * graph  # one graph (and its 1/d), never the old one beside the new

@@ -345,6 +345,12 @@ def test_dt_reach_of_both_graphs_is_one_search_of_the_new_graph():
         one_search = marking.reachable(new, np.concatenate([sources, batch.del_dst]))
         both = marking.traversal_affected(old, new, batch)
         np.testing.assert_array_equal(one_search, both)
+        # without the old graph the CPU twin searches the same way, and DT's run is the same
+        np.testing.assert_array_equal(marking.traversal_affected(None, new, batch), both)
+        previous = cpu._update("static", None, old, None, None).ranks
+        with_old, without = (cpu._update("dt", g, new, batch, previous) for g in (old, None))
+        np.testing.assert_array_equal(with_old.ranks, without.ranks)
+        assert (with_old.iterations, with_old.affected) == (without.iterations, without.affected)
         cut_off += int((both & ~marking.reachable(new, sources)).sum())
     assert cut_off > 0  # the deletions' targets mattered
 

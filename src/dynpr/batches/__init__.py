@@ -6,14 +6,16 @@ that made them (:mod:`dynpr.batches.store`); :func:`apply_batch` splices them in
 graph (:mod:`dynpr.batches.apply`). Every public name is importable from here.
 """
 
-from dynpr.batches.apply import BatchReport, BatchWarning, apply_batch, apply_batch_with_report
+from dynpr.batches.apply import (BatchReport, BatchWarning, GraphSlot, Undo, apply_batch, apply_batch_in_place,
+                                 apply_batch_with_report, undo_batch_in_place)
 from dynpr.batches.batch import Batch
 from dynpr.batches.make import (TemporalStats, batch_rng, random_batch, random_batch_sizes, temporal_base,
                                 temporal_batches)
 from dynpr.batches.store import batch_file_edges, read_batch_params, read_batches, write_batches
 
 __all__ = [
-    "Batch", "BatchReport", "BatchWarning", "TemporalStats", "apply_batch", "apply_batch_with_report",
+    "Batch", "BatchReport", "BatchWarning", "GraphSlot", "TemporalStats", "Undo", "apply_batch",
+    "apply_batch_in_place", "apply_batch_with_report", "undo_batch_in_place",
     "batch_file_edges", "batch_rng", "random_batch", "random_batch_sizes", "read_batch_params", "read_batches",
     "temporal_base", "temporal_batches", "write_batches",
 ]

@@ -29,9 +29,10 @@ from typing import Sequence
 import numpy as np
 
 from dynpr.backend import resolve_backend
-from dynpr.batches import Batch, apply_batch, batch_file_edges, read_batch_params, read_batches
+from dynpr.batches import (Batch, GraphSlot, apply_batch, apply_batch_in_place, batch_file_edges, read_batch_params,
+                           read_batches, undo_batch_in_place)
 from dynpr.designs import REFERENCE_TOLERANCE
-from dynpr.graph.graph import Graph
+from dynpr.graph.graph import Graph, on_device, to_host
 from dynpr.graph.hostmem import GIB, rss_line
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
@@ -77,8 +78,23 @@ def _warm_up(approaches, old, new, batch, ranks, options, backend) -> None:
         update(approach, old, new, batch, ranks, options, backend=backend)
 
 
+def _no_phase(name: str):
+    return contextlib.nullcontext()
+
+
+def _score(ranks, ref) -> float:
+    """L1 error against the reference, which waits on the host while the approaches run: uploaded
+    for the sum (where the ranks are: the same sum on the device as before, bit for bit)."""
+    if on_device(ranks) and not on_device(ref):
+        from dynpr.gpu.resident import upload
+
+        ref = upload(ref)
+    return l1_error(ranks, ref)
+
+
 def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, options, *, backend, repeat,
-                   reference_tolerance, fraction, index, count, commit, log, clock) -> tuple[list[dict], dict]:
+                   reference_tolerance, fraction, index, count, commit, log, clock,
+                   phase=_no_phase) -> tuple[list[dict], dict]:
     """Every approach on one batch, ``repeat`` timed runs each, scored against one reference.
 
     ``previous`` maps each approach to the ranks it starts from; the returned
@@ -87,28 +103,33 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
     reference goes on from its ranks (:func:`dynpr.pagerank.reference`); every other
     run is scored as it ends and only its row kept, so a batch holds the ranks of
     Static's repeats, the reference and what the temporal experiment carries.
-    ``clock`` (a :class:`Stopwatch`) gathers the wall time of runs, reference and scoring.
+    ``clock`` (a :class:`Stopwatch`) gathers the wall time of runs, reference and scoring, and
+    ``phase`` (:meth:`dynpr.gpu.memory.PoolPeak.phase` on the GPU) the device pool's peak of each
+    approach and of the reference. The reference's ranks wait on the host while the other
+    approaches run (8 bytes per vertex less on the device), uploaded to score each run.
     """
     ref = None
     rows, final = [], {}
     for approach in sorted(approaches, key=lambda a: a != "static"):  # stable: the others keep their order
         results, errors = [], []
-        for _ in range(repeat):
-            with clock("runs"):
-                res = update(approach, old, new, batch, previous[approach], options, backend=backend)
-            clock.timed += res.time_ms / 1e3
-            if ref is not None:  # scored now; the ranks go unless carried to the next batch
-                with clock("score"):
-                    errors.append(l1_error(res.ranks, ref))
-                res = res if experiment == "temporal" else dataclasses.replace(res, ranks=None)
-            results.append(res)
+        with phase(approach):
+            for _ in range(repeat):
+                with clock("runs"):
+                    res = update(approach, old, new, batch, previous[approach], options, backend=backend)
+                clock.timed += res.time_ms / 1e3
+                if ref is not None:  # scored now; the ranks go unless carried to the next batch
+                    with clock("score"):
+                        errors.append(_score(res.ranks, ref))
+                    res = res if experiment == "temporal" else dataclasses.replace(res, ranks=None)
+                results.append(res)
         if ref is None:
-            with clock("reference"):
+            with clock("reference"), phase("reference"):
                 ref = reference(new, options, backend=backend, tolerance=reference_tolerance,
                                 max_iterations=options.max_iterations,
                                 static_result=results[-1] if approach == "static" else None)
             with clock("score"):
                 errors = [l1_error(res.ranks, ref) for res in results]
+                ref = to_host(ref)
         for r, (res, err) in enumerate(zip(results, errors)):
             rows.append(_row(dataset, experiment, res, fraction=fraction, batch_index=index, repeat=r,
                              batch=batch, graph=new, error=err, commit=commit))
@@ -124,7 +145,7 @@ def _measure_batch(dataset, experiment, approaches, old, new, batch, previous, o
 def run_batches(
     experiment: str,
     dataset: str,
-    graph: Graph,
+    graph: Graph | GraphSlot,
     batches: Mapping[float, Sequence[Batch]],
     approaches: Sequence[str],
     options: PageRankOptions | None = None,
@@ -134,6 +155,7 @@ def run_batches(
     repeat: int = 1,
     log: Log = no_log,
     commit: str | None = None,
+    plan_bytes: int | None = None,
 ) -> list[dict]:
     """The temporal or the random-batch experiment: every approach on every batch.
 
@@ -142,7 +164,10 @@ def run_batches(
     batch applied on the device; ranks, reference and L1 errors stay there too,
     so a batch costs no graph-sized host work or copy. ``"temporal"`` applies the batches one after another, each
     approach carrying its own ranks from batch to batch (Static ignores them);
-    ``"random"`` applies each batch to ``graph`` on its own.
+    ``"random"`` applies each batch to ``graph`` on its own: in place, one CSR at a time, and
+    undone after its runs (:func:`dynpr.batches.apply_batch_in_place`), so the device never holds
+    two graphs; the approaches get no old graph (DT finds its reach from the batch), unless
+    :func:`keeps_old_graph`.
 
     Parameters
     ----------
@@ -150,9 +175,11 @@ def run_batches(
         Which experiment; written in every row.
     dataset : str
         Name written in every row.
-    graph : Graph
+    graph : Graph or GraphSlot
         The base graph (temporal: first ``base_fraction`` of the temporal edges,
-        self-loops on all vertices) or the full prepared graph (random).
+        self-loops on all vertices) or the full prepared graph (random); in a slot that
+        holds the only reference to it, for its memory to go while a batch is applied
+        (the slot holds the base graph again at the end).
     batches : mapping of float to sequence of Batch
         Per batch fraction, the consecutive (temporal) or independent (random) batches;
         read fraction by fraction (:class:`BatchFiles` reads each file only then).
@@ -171,6 +198,8 @@ def run_batches(
         Receives one progress line per approach and batch.
     commit : str, optional
         Git commit for the rows; looked up when omitted.
+    plan_bytes : int, optional
+        The device memory plan's peak, logged with the pool's peak of each phase (GPU).
 
     Returns
     -------
@@ -187,49 +216,73 @@ def run_batches(
     options = options or PageRankOptions()
     backend = resolve_backend(backend)
     commit = commit if commit is not None else git_commit()
-    if backend == "gpu":
-        from dynpr.gpu.resident import to_resident, to_resident_batch
-
-        # uploaded once: every batch is then applied on the device (apply_batch runs where the graph is)
-        graph = to_resident(graph)
-    base_ranks = static(graph, options, backend=backend).ranks
-    rows: list[dict] = []
-    warmed = False
+    slot = graph if isinstance(graph, GraphSlot) else GraphSlot(graph)
+    del graph  # the slot holds it: applying a batch in place gives the old graph's memory back
+    phase = _no_phase
     pool = None
     if backend == "gpu":
         from dynpr.gpu.memory import PoolPeak
+        from dynpr.gpu.resident import to_resident, to_resident_batch
 
-        pool = PoolPeak()
+        pool = PoolPeak(plan_bytes)
+        phase = pool.phase
+        # uploaded once: every batch is then applied on the device (apply_batch runs where the graph is)
+        with phase("load"):
+            slot.put(to_resident(slot.take()), slot.loops_complete)
+    # the temporal experiment goes back to its base graph after each fraction's sequence: kept, with
+    # each batch's old graph (its graphs are the small real ones)
+    keep_old = experiment == "temporal" or keeps_old_graph(approaches, options)
+    with phase("base static"):
+        base_ranks = static(slot.graph, options, backend=backend).ranks
+    rows: list[dict] = []
+    warmed = False
     for fraction in batches:
-        if pool:
-            pool.reset()  # the pool's cached blocks of the previous fraction's graphs go back to the device
         clock = Stopwatch()
         with clock("load"):
             sequence = batches[fraction]  # a lazy mapping reads the fraction's file here
-        old, previous = graph, {a: base_ranks for a in approaches}
+        previous = {a: base_ranks for a in approaches}
+        start = slot.graph if experiment == "temporal" else None
         for i, batch in enumerate(sequence):
-            with clock("apply"):
+            with clock("apply"), phase("apply"):
                 if backend == "gpu":
                     batch = to_resident_batch(batch)  # one upload for the apply and every approach
-                new = apply_batch(old, batch)
+                old = slot.graph if keep_old else None
+                if keep_old:  # the old graph stays beside the new one
+                    slot.put(apply_batch(old, batch))
+                else:  # one CSR at a time: the old graph's memory goes as the new one is built
+                    undo = apply_batch_in_place(slot, batch)[1]
             if not warmed:
-                with clock("warm-up"):
-                    _warm_up(approaches, old, new, batch, base_ranks, options, backend)
+                with clock("warm-up"), phase("warm-up"):
+                    _warm_up(approaches, old, slot.graph, batch, base_ranks, options, backend)
                 warmed = True
             batch_rows, final = _measure_batch(
-                dataset, experiment, approaches, old, new, batch, previous, options, backend=backend,
+                dataset, experiment, approaches, old, slot.graph, batch, previous, options, backend=backend,
                 repeat=repeat, reference_tolerance=reference_tolerance, fraction=fraction, index=i,
-                count=len(sequence), commit=commit, log=log, clock=clock)
+                count=len(sequence), commit=commit, log=log, clock=clock, phase=phase)
             rows += batch_rows
+            if experiment == "temporal":
+                previous = final
+            else:  # every batch of the random experiment starts from the full graph
+                with clock("restore"), phase("restore"):
+                    if keep_old:
+                        slot.put(old)
+                    else:
+                        undo_batch_in_place(slot, undo)
             log(f"{dataset} fraction={fraction_label(fraction)} batch {i + 1}/{len(sequence)}: {clock.report()}"
                 + (f"; {pool.line()}" if pool else "") + f"; {rss_line()}")
             clock.clear()
-            if experiment == "temporal":
-                old, previous = new, final
-            # the next batch's graph is built before this one is dropped otherwise: two new graphs at once
-            del new, final, batch_rows
-        del sequence, old, previous
+            del old, final, batch_rows
+        if start is not None:
+            slot.put(start)
+        del sequence, previous, start
     return rows
+
+
+def keeps_old_graph(approaches, options: PageRankOptions) -> bool:
+    """Whether :func:`run_batches` keeps each batch's old graph beside the new one: only for DT in the
+    paper's design (variant ``partitioned``), whose GPU search reads the old graph; every other
+    approach and design finds what it needs in the new graph and the batch."""
+    return "dt" in approaches and options.variant == "partitioned"
 
 
 class Stopwatch:
@@ -335,16 +388,23 @@ def run_dataset(
         from dynpr.gpu.memory import check_experiment_fits
         from dynpr.gpu.resident import to_resident
 
-        plan = check_experiment_fits(start.num_vertices, max(start.num_edges, graph.num_edges), largest_batch,
-                                     approaches, options, repeat=repeat, temporal=experiment == "temporal")
+        plan, plan_bytes = check_experiment_fits(
+            start.num_vertices, max(start.num_edges, graph.num_edges), largest_batch, approaches, options,
+            repeat=repeat, temporal=experiment == "temporal", with_peak=True)
         log(f"{dataset}: GPU memory plan: {plan}")
         uploading = time.perf_counter()
         start = to_resident(start)
-        graph = to_resident(graph) if experiment == "temporal" else start
+        graph = to_resident(graph) if experiment == "temporal" else None
         log(f"{dataset}: uploaded in {time.perf_counter() - uploading:.1f} s; host copy dropped; {rss_line()}")
-    rows = run_batches(experiment, dataset, start, BatchFiles(batch_paths), approaches, options, backend=backend,
-                       reference_tolerance=reference_tolerance, repeat=repeat, log=log, commit=commit)
-    del start
+    else:
+        plan_bytes = None
+        graph = graph if experiment == "temporal" else None
+    slot = GraphSlot(start)
+    del start  # the slot's is the only reference (the random experiment's graph is the start)
+    rows = run_batches(experiment, dataset, slot, BatchFiles(batch_paths), approaches, options, backend=backend,
+                       reference_tolerance=reference_tolerance, repeat=repeat, log=log, commit=commit,
+                       plan_bytes=plan_bytes)
+    graph = graph if graph is not None else slot.take()
     return rows + run_kahn(dataset, graph, backend=backend, repeat=repeat, log=log, commit=commit)
 
 

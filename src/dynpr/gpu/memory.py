@@ -72,6 +72,8 @@ keeps ``reserve_bytes`` free for them.
 
 from __future__ import annotations
 
+import contextlib
+
 from dynpr.designs import APPROACH_FLAGS, APPROACHES, PARTITIONS, RELABEL_APPROACHES, VARIANTS, relabels
 from dynpr.gpu import buffers
 from dynpr.graph.hostmem import GIB
@@ -266,13 +268,15 @@ def experiment_device_bytes(
 ) -> dict[str, int]:
     """Device bytes of :func:`dynpr.evaluation.experiments.run_batches` at its largest batch, item by item.
 
-    The experiment keeps the base graph resident (with 1/d), builds each batch's new
-    graph beside it (:func:`dynpr.batches.apply_batch` on the device: the new CSR and
-    transpose, splicing's scratch of a piece and the batch's sorts), and then runs every
-    approach on it, keeping the base ranks, the ``repeat`` results of Static and the
-    reference (:func:`dynpr.evaluation.experiments._measure_batch` scores every other run as it ends). The temporal experiment keeps the
-    previous batch's graph too, and each approach's ranks carried from batch to batch.
-    Peak = the larger of the apply and the run phase.
+    The random experiment holds one graph (CSR and transpose) and applies each batch to it in
+    place, one CSR at a time (:func:`dynpr.batches.apply_batch_in_place`), undoing it after the
+    runs: the apply holds the graph, one new CSR and the splice's scratch, never a second
+    graph. The runs hold the graph with its 1/d, the batch, the base ranks and the largest
+    approach's own buffers; the reference ranks wait on the host while the other approaches
+    run, Static's ``repeat`` results are kept until it is computed. The temporal experiment
+    (and DT in the paper's design, :func:`dynpr.evaluation.experiments.keeps_old_graph`) keeps each
+    batch's old graph beside the new one; the temporal one also its base and full graph and each
+    approach's ranks from batch to batch. Peak = the larger of the apply and the run phase.
 
     Parameters
     ----------
@@ -283,7 +287,7 @@ def experiment_device_bytes(
     approaches : sequence of str
     options : PageRankOptions
     repeat : int
-        Timed runs per approach and batch (their results are kept until scored).
+        Timed runs per approach and batch (Static's are kept until the reference is computed).
     temporal : bool
         The temporal experiment (batches applied one after another).
     relabel : bool
@@ -292,28 +296,43 @@ def experiment_device_bytes(
     Returns
     -------
     dict of str to int
-        ``graphs``, ``apply``, ``ranks``, ``run`` (the largest approach's own buffers
-        beyond the graph) and ``peak``.
+        ``graphs`` (the graphs held, 1/d included), ``batch``, ``ranks`` (kept rank vectors),
+        ``apply`` (beyond the graphs held: the new CSR or graph and the splice's scratch),
+        ``run`` (the largest approach's own buffers beyond the graph) and ``peak``.
     """
     n, m, b = int(num_vertices), int(num_edges), int(batch_edges)
-    graph = _kept_graph_bytes(n, m)  # CSR, transpose, 1/d
-    new_graph = _kept_graph_bytes(n, m + b)
-    graphs = graph + new_graph + (new_graph if temporal else 0)
-    # splice: one byte per new entry, ~7 per entry of a piece (an eighth of the edges); batch sorts and searches
-    apply = (m + b) + 7 * -(-m // 8) + 64 * b
+    new_m = m + b
+    arrays = _kept_graph_bytes(n, new_m) - 8 * n  # CSR and transpose
+    copies = temporal or ("dt" in approaches and options.variant == "partitioned")
+    # held during the runs: the graph with its 1/d, and where it is kept, the old graph (with its
+    # 1/d); the temporal experiment's base and full graph too
+    graphs = _kept_graph_bytes(n, new_m) * (4 if temporal else 2 if copies else 1)
+    # the splice (splice_csr): one byte per entry of the new CSR, the kept columns and two masks of
+    # a piece (an eighth of the entries), the offsets' shift and scan, and the batch's edge lists and
+    # positions in both CSRs (48 bytes per edge at most); before it, the batch's sorts and searches
+    # (64 per edge), on the first batch with the search for vertices without their self-loop (an
+    # int64 query, bounds and position each)
+    splice = new_m + 7 * -(-m // 8) + 16 * (n + 1) + 48 * b
+    resolve = max(64 * b, 40 * n + 24 * b)
+    if copies:  # a whole new graph beside the old ones
+        apply = max(arrays + splice, resolve)
+    else:  # one new CSR beside the graph, whose 1/d went with the old graph object
+        apply = max(8 * (n + 1) + 4 * new_m + splice, resolve) - 8 * n
     count = len(approaches)
-    # the base ranks, Static's repeats and the reference; the temporal experiment also carries each
-    # approach's ranks from the previous batch and keeps this batch's for the next
-    ranks = 8 * n * (1 + int(repeat) + 1 + (2 * count if temporal else 0))
+    # the base ranks; the temporal experiment also carries each approach's ranks from the previous
+    # batch and keeps this batch's for the next
+    ranks = 8 * n * (1 + (2 * count if temporal else 0))
     run = 0
+    graph_buffers = buffers.nbytes(buffers.GRAPH, buffers.RunShape(n, new_m))
     for approach in approaches:
-        need = device_bytes_needed(n, m + b, approach, batch_edges=b, partition=options.partition,
+        need = device_bytes_needed(n, new_m, approach, batch_edges=b, partition=options.partition,
                                    max_iterations=options.max_iterations, variant=options.variant or "classes",
                                    relabel=relabel)
-        # its graph is the resident new one
-        run = max(run, need - buffers.nbytes(buffers.GRAPH, buffers.RunShape(n, m + b)))
+        # its graph is the resident new one; the reference is a Static run beside Static's results
+        kept = 8 * n * int(repeat) if approach == "static" else 0
+        run = max(run, need - graph_buffers + kept)
     peak = graphs + 8 * b + ranks + max(apply, run)
-    return {"graphs": graphs, "apply": apply, "ranks": ranks, "run": run, "peak": peak}
+    return {"graphs": graphs, "batch": 8 * b, "ranks": ranks, "apply": apply, "run": run, "peak": peak}
 
 
 def _kept_graph_bytes(n: int, m: int) -> int:
@@ -325,13 +344,15 @@ def _kept_graph_bytes(n: int, m: int) -> int:
 
 def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, approaches, options, *,
                           repeat: int = 1, temporal: bool = False, free_bytes: int | None = None,
-                          reserve_bytes: int = DEFAULT_RESERVE_BYTES) -> str:
+                          reserve_bytes: int = DEFAULT_RESERVE_BYTES) -> tuple[str, int]:
     """Refuse, before the graph is uploaded, an experiment whose largest batch will not fit the GPU.
 
     Returns
     -------
-    str
+    text : str
         The plan, item by item in GiB, for the run log.
+    peak : int
+        The plan's peak bytes (:func:`experiment_device_bytes`).
 
     Raises
     ------
@@ -355,23 +376,27 @@ def check_experiment_fits(num_vertices: int, num_edges: int, batch_edges: int, a
             f"the experiment needs {plan['peak'] / GIB:.2f} GiB on the GPU at its largest batch "
             f"({batch_edges} edges on {num_vertices} vertices, {num_edges} edges; {text}), the device has "
             f"{free_bytes / GIB:.2f} GiB free: leave out the largest batch fractions or use a GPU with more memory")
-    return text
+    return text, plan["peak"]
 
 
 class PoolPeak:
     """Peak bytes in use in CuPy's default pool, through an allocator that records each allocation
-    (one Python call per ``malloc``; CuPy keeps no peak of its own). Installed on creation."""
+    (one Python call per ``malloc``; CuPy keeps no peak of its own), overall and per named phase
+    (:meth:`phase`). Installed on creation. ``plan_bytes``: the plan's peak, logged beside."""
 
-    def __init__(self):
+    def __init__(self, plan_bytes: int | None = None):
         import cupy
 
         self.cupy = cupy
         self.pool = cupy.get_default_memory_pool()
-        self.peak = self.pool.used_bytes()
+        self.peak = self.phase_peak = self.pool.used_bytes()
+        self.phases: dict[str, int] = {}
+        self.plan_bytes = plan_bytes
 
         def malloc(size):
             memory = self.pool.malloc(size)
-            self.peak = max(self.peak, self.pool.used_bytes())
+            used = self.pool.used_bytes()
+            self.peak, self.phase_peak = max(self.peak, used), max(self.phase_peak, used)
             return memory
 
         cupy.cuda.set_allocator(malloc)
@@ -381,8 +406,24 @@ class PoolPeak:
         self.pool.free_all_blocks()
         self.peak = self.pool.used_bytes()
 
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        """Record the pool's peak while the block runs as phase ``name`` (the largest over its
+        runs), the pool's unused blocks given back first: each phase's arrays are allocated anew,
+        not fitted into the blocks the previous phase left cached."""
+        self.pool.free_all_blocks()
+        self.phase_peak = self.pool.used_bytes()
+        try:
+            yield
+        finally:
+            self.phases[name] = max(self.phases.get(name, 0), self.phase_peak)
+
     def line(self) -> str:
-        """``GPU pool peak X GiB, Y GiB in use, device Z of T GiB free`` for a log line."""
+        """``GPU pool peak X GiB (apply A, static S, ...), Y GiB in use, device Z of T GiB free;
+        plan P GiB`` for a log line."""
         free, total = self.cupy.cuda.runtime.memGetInfo()
-        return (f"GPU pool peak {self.peak / GIB:.2f} GiB, {self.pool.used_bytes() / GIB:.2f} GiB in use, "
-                f"device {free / GIB:.2f} of {total / GIB:.2f} GiB free")
+        phases = ", ".join(f"{name} {size / GIB:.2f}" for name, size in self.phases.items())
+        plan = f"; plan {self.plan_bytes / GIB:.2f} GiB" if self.plan_bytes else ""
+        return (f"GPU pool peak {self.peak / GIB:.2f} GiB" + (f" (by phase: {phases})" if phases else "")
+                + f", {self.pool.used_bytes() / GIB:.2f} GiB in use, device {free / GIB:.2f} of "
+                f"{total / GIB:.2f} GiB free{plan}")

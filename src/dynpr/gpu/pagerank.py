@@ -49,9 +49,9 @@ from dataclasses import replace
 import numpy as np
 
 from dynpr.backend import device_name
-from dynpr.errors import InputError
 from dynpr.designs import (APPROACHES, CLASS_LANES, KEPT_PULL_SHARE, PARTITIONS, PULL_SHARE, RELABEL_APPROACHES,
                            STATIC_APPROACHES, KernelVariant, variant as declared)
+from dynpr.errors import InputError
 from dynpr.gpu import loader
 from dynpr.gpu.classes import ClassRanks, Relabel, default_bounds, relabels
 from dynpr.gpu.buffers import TELEPORT, RunShape, allocate, fill
@@ -199,6 +199,8 @@ def _update(approach: str, old_graph, graph, batch, previous_ranks, options: Pag
         start = given.astype(np.float64, copy=False) if on_device(given) else np.asarray(given, dtype=np.float64)
     # Only the paper's design searches the old graph for DT; the others find its reach in the new one.
     old_on_device = approach == "dt" and design.name == "partitioned"
+    if old_on_device and old_graph is None:
+        raise InputError("DT in the paper's design (variant 'partitioned') searches the old graph: pass old_graph")
     graphs = (graph, old_graph) if old_on_device else (graph,)
     check_fits(approach, graphs, batch, options, design.name, _relabels(design, approach, n))
     _warm_up(design.contribution)

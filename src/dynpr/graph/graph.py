@@ -47,7 +47,7 @@ def _counts(xp, rows, n: int):
     """int64 entries per row; CuPy's bincount rejects an empty input."""
     if len(rows) == 0:
         return xp.zeros(n, dtype=np.int64)
-    return xp.bincount(rows, minlength=n).astype(np.int64)
+    return xp.bincount(rows, minlength=n).astype(np.int64, copy=False)
 
 
 def edge_keys(src: np.ndarray, dst: np.ndarray, num_vertices: int) -> np.ndarray:
@@ -258,9 +258,9 @@ def splice_csr(offsets, cols, del_pos, ins_rows, ins_cols):
     del_pos = xp.asarray(del_pos, dtype=np.int64)
     ins_rows = xp.asarray(ins_rows, dtype=np.int64)
     ins_cols = xp.asarray(ins_cols, dtype=cols.dtype)
-    delta = _counts(xp, ins_rows, n) - _counts(xp, rows_of_positions(offsets, del_pos), n)
+    delta = _counts(xp, ins_rows, n)  # less the deletions per row, in place: one n-vector fewer
     new_offsets = offsets.copy()
-    new_offsets[1:] += xp.cumsum(delta)
+    new_offsets[1:] += xp.cumsum(xp.subtract(delta, _counts(xp, rows_of_positions(offsets, del_pos), n), out=delta))
     at_old = _find_in_rows(offsets, cols, ins_rows, ins_cols)[1] if xp is np else \
         row_lower_bound(offsets, cols, ins_rows, ins_cols)
     # an inserted entry lands before the old entry at its lower bound, shifted by the

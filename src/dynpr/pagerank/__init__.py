@@ -72,9 +72,8 @@ def check_update_inputs(approach: str, old_graph, graph, batch, previous_ranks, 
     if not isinstance(batch, Batch):
         raise InputError(f"approach {approach!r} needs the batch (a dynpr.batches.Batch)")
     check_batch(batch, n)
-    if spec.reachability:
-        if old_graph is None:
-            raise InputError(f"approach {approach!r} needs the old graph")
+    # without the old graph, DT finds its reach in the new one from the batch (marking.traversal_affected)
+    if spec.reachability and old_graph is not None:
         if _check_shape(old_graph, "old_graph") != n:
             raise InputError(f"old graph has {old_graph.num_vertices} vertices, new graph {n}")
 
@@ -111,7 +110,9 @@ def update(
     approach : {"static", "nd", "dt", "df", "dfp"}
         Approach code; ``"static"`` ignores ``old_graph``, ``batch`` and ``previous_ranks``.
     old_graph : Graph or None
-        Graph before the batch (read by ``dt``).
+        Graph before the batch (read by ``dt``; None: its reach is found in ``graph`` from the
+        batch's deleted edges, which must have been edges of it; the paper's design
+        ``partitioned`` needs it on the GPU).
     graph : Graph
         Graph after the batch, with a self-loop on every vertex.
     batch : Batch or None

@@ -70,13 +70,20 @@ def reachable(graph: Graph, seeds: np.ndarray) -> np.ndarray:
     return visited[:n]
 
 
-def traversal_affected(old_graph: Graph, graph: Graph, batch: Batch) -> np.ndarray:
+def traversal_affected(old_graph: Graph | None, graph: Graph, batch: Batch) -> np.ndarray:
     """DT marking: every vertex reachable from the source of an updated edge in the old or new graph.
+
+    Without the old graph, as the GPU's search does (``kernels/dt_bfs.cu``): reachable(old, S)
+    and reachable(new, S) together are reachable(new, S + D), S the batch edges' sources and D
+    the deleted edges' targets (a path of the old graph is in the new one after its last deleted
+    edge), for a batch whose deletions were edges of the old graph.
 
     Parameters
     ----------
-    old_graph, graph : Graph
-        The graph before and after the batch.
+    old_graph : Graph or None
+        The graph before the batch; None: found in ``graph`` from the batch.
+    graph : Graph
+        The graph after the batch.
     batch : Batch
         The batch update.
 
@@ -86,6 +93,8 @@ def traversal_affected(old_graph: Graph, graph: Graph, batch: Batch) -> np.ndarr
         Boolean affected mask of length ``graph.num_vertices``.
     """
     seeds = np.concatenate([batch.del_src, batch.ins_src])
+    if old_graph is None:
+        return reachable(graph, np.concatenate([seeds, batch.del_dst]))
     return reachable(old_graph, seeds) | reachable(graph, seeds)
 
 
