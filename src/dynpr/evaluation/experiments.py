@@ -390,7 +390,7 @@ def run_dataset(
 
         plan, plan_bytes = check_experiment_fits(
             start.num_vertices, max(start.num_edges, graph.num_edges), largest_batch, approaches, options,
-            repeat=repeat, temporal=experiment == "temporal", with_peak=True)
+            repeat=repeat, temporal=experiment == "temporal")
         log(f"{dataset}: GPU memory plan: {plan}")
         uploading = time.perf_counter()
         start = to_resident(start)
