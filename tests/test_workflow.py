@@ -195,6 +195,10 @@ def test_dag_follows_the_config_not_the_machine_or_stray_files(workflow):
     # and a GPU config puts the GPU benchmarks in the DAG, whatever this machine has
     jobs = planned_jobs(workflow, "figures", "--config", "backend=gpu")
     assert jobs.get("bench") == 1 and jobs.get("plot_bench") == 3, jobs
+    # with the generated graphs of gpu_datasets, which a CPU config leaves out
+    planned = snakemake(workflow, "--dry-run", "figures", "--config", "backend=gpu")
+    assert all(f"results/runs/rmat-{s}.csv" in planned for s in (16, 17, 18))
+    assert "rmat-18" not in snakemake(workflow, "--dry-run", "--forceall", "figures")
     # on the pipeline's own graph and batch files, which it does not rebuild
     out = snakemake(workflow, "--dry-run", "--printshellcmds", "bench", "--config", "backend=gpu")
     assert not UPSTREAM & set(planned_jobs(workflow, "bench", "--config", "backend=gpu"))
@@ -232,7 +236,8 @@ def test_claims_read_the_benchmark_tables_of_a_gpu_config(workflow):
     pd.DataFrame([{"graph": "acyclic-10k", "driver": d, "vertices": 10000, "processed": 10000, "time_ms": t,
                    "benchmark": "kahn", **gpu} for d, t in (("cpu", 2000.0), ("dense", 1000.0), ("levels", 1200.0))]
                  ).to_csv(bench / "kahn.csv", index=False)
-    snakemake(workflow, "results/claims.csv", "--config", "backend=gpu", "--no-hooks", "--rerun-triggers", "mtime")
+    snakemake(workflow, "results/claims.csv", "--config", "backend=gpu", "gpu_datasets=[]", "--no-hooks",
+              "--rerun-triggers", "mtime")
     claims = pd.read_csv(workflow / "results" / "claims.csv").set_index("claim_id")
     assert claims.loc["R002-dense-vs-cpu", "measured"] == pytest.approx(2.0)
     assert claims.loc["R002-dense-vs-csr", "measured"] == pytest.approx(1.2)

@@ -33,6 +33,11 @@ def check_config():
 
 check_config()
 
+# A GPU run's random-batch claims rest on 5 graphs (docs/claims.md): with `backend: gpu` the generated
+# graphs of `gpu_datasets` join `datasets`. The DAG still depends on the config alone.
+if config["backend"] == "gpu":
+    config["datasets"] = list(dict.fromkeys([*config["datasets"], *config.get("gpu_datasets", [])]))
+
 CATALOG = load_catalog("datasets/catalog.yaml")
 
 
