@@ -6,11 +6,13 @@ reruns only that run and what reads it, and that plotting-only or
 tolerance-only changes rerun only what depends on them.
 """
 
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -115,6 +117,19 @@ def test_plotting_change_rerenders_without_rerunning(workflow):
     jobs = planned_jobs(workflow, "figures")
     assert jobs and set(jobs) <= {"figures"} | {r for r in jobs if r.startswith("plot_")}, jobs
     assert "run_experiment" not in jobs and "summary" not in jobs
+
+
+def test_style_change_rerenders_every_figure(workflow):
+    style = Path(importlib.util.find_spec("dynpr.figure_style").origin)  # the figures' look, per the README
+    before = style.stat()
+    os.utime(style, (before.st_atime, time.time() + 60))
+    try:
+        jobs = planned_jobs(workflow, "figures")
+    finally:
+        os.utime(style, ns=(before.st_atime_ns, before.st_mtime_ns))
+    # every figure of the config: four of the summary and one per temporal graph; no run, summary or claims
+    assert jobs.get("plot_summary") == 4 and jobs.get("plot_temporal_per_batch") == 1, jobs
+    assert set(jobs) == {"figures", "plot_summary", "plot_temporal_per_batch"}, jobs
 
 
 def test_tolerance_change_reruns_runs_but_not_batches(workflow):
@@ -242,8 +257,10 @@ def test_claims_read_the_benchmark_tables_of_a_gpu_config(workflow):
     assert claims.loc["R002-dense-vs-cpu", "measured"] == pytest.approx(2.0)
     assert claims.loc["R002-dense-vs-csr", "measured"] == pytest.approx(1.2)
     assert claims.loc["R000-pull-vs-push", "measured"] == pytest.approx(6.0)
-    assert claims.loc["R000-order", "verdict"] == "holds"
-    assert claims.loc["4.4-partition-order", "verdict"] == "holds"
+    # both orderings hold on the stand-in tables' graphs, too few of them to affirm (docs/claims.md)
+    for claim_id in ("R000-order", "4.4-partition-order"):
+        assert claims.loc[claim_id, "verdict"] == "inconclusive"
+        assert "the rule needs (would read 'holds')" in claims.loc[claim_id, "basis"]
     assert claims.loc["4.4-partition-order", "graphs"] == "CollegeMsg/df CollegeMsg/dfp"
     for path in bench.glob("*.csv"):
         path.unlink()

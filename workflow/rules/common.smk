@@ -148,7 +148,8 @@ def backend_env(backend):
 
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.
-PLOTS_CODE = importlib.util.find_spec("dynpr.plots").origin
+# The figures' code and their look: editing either re-renders every figure (no run is recomputed).
+PLOTS_CODE = [importlib.util.find_spec(m).origin for m in ("dynpr.plots", "dynpr.figure_style")]
 
 # Figure -> its category in the HTML report (rules plot_summary and plot_bench).
 SUMMARY_FIGURES = {
