@@ -3,6 +3,7 @@
 import itertools
 
 import matplotlib
+import matplotlib.collections
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -71,15 +72,25 @@ def test_gpu_vs_cpu_notes_a_single_backend():
     assert len([ax for ax in fig.axes if ax.has_data()]) == 8
 
 
-def test_speedup_labels_match_the_geometric_means():
+def test_speedup_panel_draws_the_geometric_means_and_the_graphs_range():
     df = synthetic_summary()
     fig = plots.temporal_runtime_error(df)
     t = df[df["experiment"] == "temporal"]
     per_graph = t.groupby(["dataset", "approach", "batch_fraction"])["time_ms"].mean()
     f = 1e-5
-    gm = {a: np.exp(np.log(per_graph.xs((a, f), level=("approach", "batch_fraction"))).mean()) for a in APPROACHES}
-    expected = f"{gm['static'] / gm['dfp']:.1f}×"
-    assert expected in [t.get_text() for t in fig.axes[0].texts]
+    each = {a: per_graph.xs((a, f), level=("approach", "batch_fraction")) for a in APPROACHES}
+    ratios = each["static"] / each["dfp"]
+    panel = fig.axes[2]
+    (line,) = [ln for ln in panel.get_lines() if ln.get_label() == "DF-P"]
+    x, y = line.get_data()
+    assert y[list(x).index(f)] == pytest.approx(np.exp(np.log(ratios).mean()))
+    # the shaded band spans the graphs' lowest to highest speedup
+    bands = [c for c in panel.collections if isinstance(c, matplotlib.collections.PolyCollection)]
+    assert len(bands) == 4  # every approach beside Static
+    dfp_band = bands[3].get_paths()[0].vertices
+    at = dfp_band[np.isclose(dfp_band[:, 0], f)][:, 1]
+    assert at.min() == pytest.approx(ratios.min()) and at.max() == pytest.approx(ratios.max())
+    plt.close(fig)
 
 
 def test_bench_figures_placeholder_and_rows(tmp_path):
@@ -149,28 +160,16 @@ def grey_distance(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(np.quantile(a, q) - np.quantile(b, q)).mean())
 
 
-@pytest.mark.parametrize("make", [
-    lambda: plots.temporal_runtime_error(synthetic_summary()),
-    lambda: plots.kahn(synthetic_summary(("gpu", "cpu"))),
-])
-def test_every_bar_series_reads_apart_in_grey(make):
-    fig = make()
+def test_every_bar_series_reads_apart_in_grey():
+    bench = pd.DataFrame({"benchmark": "partition_ablation", "dataset": "A", "backend": "gpu", "approach": "dfp",
+                          "variant": "", "partition": ["none", "in", "in_out"], "time_ms": [1.0, 1.0, 1.0]})
+    fig = plots.partition_ablation(bench)
     image = grey(fig)
     ax = fig.axes[0]
     pixels = {c.get_label(): series_pixels(fig, image, ax, c) for c in ax.containers}
     assert len(pixels) >= 2
     for (a, pa), (b, pb) in itertools.combinations(pixels.items(), 2):
         assert grey_distance(pa, pb) > 0.05, f"{a} and {b} look alike in grey"
-    # the check can fail: without hatching ND and DT are one grey (Okabe-Ito orange and sky blue)
-    if "ND" in pixels:
-        flat = plt.figure()
-        flat_ax = flat.add_subplot()
-        for a in ("nd", "dt"):
-            flat_ax.bar([a], [1.0], color=plots.STYLE[a][1], label=plots.STYLE[a][0])
-        flat_image = grey(flat)
-        nd, dt = (series_pixels(flat, flat_image, flat_ax, c) for c in flat_ax.containers)
-        assert grey_distance(nd, dt) < 0.05
-        plt.close(flat)
     plt.close(fig)
 
 
@@ -189,15 +188,16 @@ def test_text_is_legible_and_ticks_plain(name, kwargs):
     plt.close(fig)
 
 
-def test_speedup_labels_do_not_overlap_each_other_or_leave_the_axes():
-    fig = plots.temporal_runtime_error(synthetic_summary())
+@pytest.mark.parametrize("name,kwargs", CASES)
+def test_labels_in_the_axes_do_not_overlap_or_leave_them(name, kwargs):
+    fig = plots.SUMMARY_FIGURES[name](synthetic_summary(("gpu", "cpu")), **kwargs)
+    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    ax = fig.axes[0]
-    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().endswith("×")]
-    assert len(boxes) == 2 * 4  # two batch sizes, four approaches beside Static
-    assert not [(a, b) for a, b in itertools.combinations(boxes, 2) if a.overlaps(b)]
-    inside = ax.get_window_extent(renderer)
-    assert all(b.y1 <= inside.y1 and b.x0 >= inside.x0 - 1 and b.x1 <= inside.x1 + 1 for b in boxes)
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+        assert not [(a, b) for a, b in itertools.combinations(boxes, 2) if a.overlaps(b)], name
+        inside = ax.get_window_extent(renderer)
+        assert all(b.y1 <= inside.y1 + 1 and b.x0 >= inside.x0 - 1 and b.x1 <= inside.x1 + 1 for b in boxes), name
     plt.close(fig)
 
 
@@ -229,8 +229,11 @@ def test_random_figures_shade_batches_below_the_mix_and_lines_differ_in_grey():
     assert styles["ND"] != styles["DT"] and styles["ND"][0] != styles["DT"][0]  # dash, not only the marker
     assert styles["DF"][0] != styles["DF-P"][0]
     assert all("log scale" in ax.get_ylabel() for ax in fig.axes if ax.has_data())
-    labels = [t.get_text() for t in fig.axes[0].texts if t.get_text().endswith("×")]
-    assert len(labels) >= 4 * 2  # every approach's speedup over Static, at every batch size
+    # every approach's speedup over Static in a panel of its own, with the graphs' range shaded
+    assert {ln.get_label() for ln in fig.axes[1].get_lines()} >= {"ND", "DT", "DF", "DF-P"}
+    assert "speedup" in fig.axes[1].get_title()
+    assert "shaded: range over graphs (all graphs), over batches (each graph)" in [
+        t.get_text() for t in fig.legends[0].get_texts()]
     plt.close(fig)
 
 

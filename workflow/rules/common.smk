@@ -33,6 +33,11 @@ def check_config():
 
 check_config()
 
+# A GPU run's random-batch claims rest on 5 graphs (docs/claims.md): with `backend: gpu` the generated
+# graphs of `gpu_datasets` join `datasets`. The DAG still depends on the config alone.
+if config["backend"] == "gpu":
+    config["datasets"] = list(dict.fromkeys([*config["datasets"], *config.get("gpu_datasets", [])]))
+
 CATALOG = load_catalog("datasets/catalog.yaml")
 
 
@@ -143,7 +148,8 @@ def backend_env(backend):
 
 # Figures depend on the plotting module actually imported, so editing it
 # re-renders them; found without importing matplotlib at DAG time.
-PLOTS_CODE = importlib.util.find_spec("dynpr.evaluation.plots").origin
+# The figures' code and their look: editing either re-renders every figure (no run is recomputed).
+PLOTS_CODE = [importlib.util.find_spec(m).origin for m in ("dynpr.evaluation.plots", "dynpr.evaluation.figure_style")]
 
 # Figure -> its category in the HTML report (rules plot_summary and plot_bench).
 SUMMARY_FIGURES = {

@@ -1,7 +1,7 @@
 # Figures of the paper's section 5 (and Kahn's algorithm), from results/summary.csv only
 # (static_comparison, partition_ablation and kahn_bench from results/bench/*.csv when present), and the
-# claims table. Inputs include the plotting module, so editing plots re-renders without
-# rerunning any experiment. One caption template serves every figure: it branches on
+# claims table. Inputs include the plotting module and its style (figure_style), so editing
+# either re-renders without rerunning any experiment. One caption template serves every figure: it branches on
 # params.figure (report/figures.rst). Which figures the default target asks for:
 # default_targets() in common.smk.
 

@@ -18,18 +18,14 @@ matplotlib.use("Agg")  # files only: no display on cluster nodes or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 from matplotlib.ticker import LogFormatter  # noqa: E402
 
 from dynpr.graph.atomic_files import atomic_path  # noqa: E402
-from dynpr.designs import APPROACH, BASELINE  # noqa: E402
+from dynpr.designs import APPROACH  # noqa: E402
 
 #: approach code -> (label, Okabe–Ito colour, marker)
 STYLE = {a.code: (a.label, a.colour, a.marker) for a in APPROACH.values()}
-#: approach code -> bar hatching: ND and DT (and DF and DF-P) share a grey in print,
-#: so each pair differs in pattern as well
-HATCH = {a.code: a.hatch for a in APPROACH.values()}
 #: approach code -> line style: in grey print ND and DT (and DF and DF-P) differ by dash as well as marker
 LINESTYLE = {a.code: a.linestyle for a in APPROACH.values()}
 #: the smallest random batch that holds the 80/20 mix (dynpr.evaluation.claims.MIX_EDGES)
@@ -91,14 +87,10 @@ def panel_grid(n: int, ncols_max: int = 4, size=(3.6, 3.0)):
     return fig, flat[:n]
 
 
-def figure_legend(fig: plt.Figure, approaches: Iterable[str], bars: bool = False, extra=()) -> None:
-    """One legend for the figure: bar swatches (colour and hatching) or line-and-marker symbols."""
-    if bars:
-        handles = [Patch(facecolor=STYLE[a][1], hatch=HATCH[a], edgecolor="black", linewidth=0.4, label=STYLE[a][0])
-                   for a in approaches]
-    else:
-        handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], linestyle=LINESTYLE[a], label=STYLE[a][0])
-                   for a in approaches]
+def figure_legend(fig: plt.Figure, approaches: Iterable[str], extra=()) -> None:
+    """One legend for the figure: line-and-marker symbols of the approaches, then ``extra`` handles."""
+    handles = [plt.Line2D([], [], color=STYLE[a][1], marker=STYLE[a][2], linestyle=LINESTYLE[a], label=STYLE[a][0])
+               for a in approaches]
     handles += list(extra)
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
 
@@ -175,24 +167,3 @@ def to_log_values(values: np.ndarray) -> np.ndarray:
     """Values with non-positive entries masked, since log axes cannot show them."""
     values = np.asarray(values, dtype=float)
     return np.where(values > 0, values, np.nan)
-
-
-def grouped_bars(ax, groups: list, approaches: list[str], table: pd.DataFrame, key: str, value: str,
-          speedup: bool = False) -> None:
-    """Grouped bars: one group per ``key`` value, one bar per approach (log y)."""
-    width = 0.8 / len(approaches)
-    x = np.arange(len(groups))
-    lookup = table.set_index(["approach", key])[value]
-    static = {g: lookup.get((BASELINE, g), np.nan) for g in groups}
-    for j, a in enumerate(approaches):
-        heights = to_log_values([lookup.get((a, g), np.nan) for g in groups])
-        pos = x - 0.4 + width * (j + 0.5)
-        ax.bar(pos, heights, width, color=STYLE[a][1], label=STYLE[a][0], hatch=HATCH[a], edgecolor="black",
-               linewidth=0.4)
-        if speedup and a != BASELINE:
-            for p, g, h in zip(pos, groups, heights):
-                if np.isfinite(h) and np.isfinite(static[g]):
-                    ax.text(p, h * 1.05, f"{static[g] / h:.1f}×", ha="center", va="bottom", fontsize=MIN_FONT)
-    ax.set_xticks(x, [str(g) for g in groups])
-    ax.set_yscale("log")
-    plain_log_ticks(ax)

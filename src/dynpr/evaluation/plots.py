@@ -25,7 +25,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from dynpr.evaluation.figure_style import (CYCLE, CYCLE_HATCH, LINESTYLE, LOG, MIN_FONT, MIX_EDGES, NO_BENCH, RC,
                                 STYLE, approaches_in, coincident_notes, declutter, figure_legend,
-                                grouped_bars, message_figure, panel_grid, panel_title, pick_backend,
+                                message_figure, panel_grid, panel_title, pick_backend,
                                 plain_log_ticks, save_figure, to_log_values)  # noqa: E402, F401
 from dynpr.designs import BASELINE  # noqa: E402
 from dynpr.evaluation.results import aggregate, geometric_mean  # noqa: E402
@@ -34,49 +34,99 @@ from dynpr.evaluation.results import aggregate, geometric_mean  # noqa: E402
 def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
     """Fig. 3 of the paper: runtime and error per batch fraction and per graph, temporal graphs.
 
-    (a) runtime and (b) L1 error per batch fraction, geometric mean across
-    graphs, speedup vs Static labelled in (a); (c) runtime and (d) error per
-    graph (geometric mean over the batch fractions of each fraction's mean).
+    (a) runtime and (b) L1 error per batch fraction, geometric mean across graphs, shaded over
+    the range of the graphs' means; (c) each approach's speedup over Static, the same way; (d)
+    runtime and (e) error per graph (geometric mean over the batch fractions of each fraction's
+    mean, bars from the lowest to the highest fraction's mean).
     """
     t, backend = pick_backend(df[df["experiment"] == "temporal"])
     if t.empty:
         return message_figure("Temporal graphs", "no temporal rows in results/summary.csv — "
                                                   "add a temporal dataset to config 'datasets'")
     approaches = approaches_in(t)
-    fractions = sorted(t["batch_fraction"].unique())
     datasets = list(dict.fromkeys(t["dataset"]))
+    by = ["approach", "batch_fraction"]
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-        for ax, value, label in ((axes[0, 0], "time_ms", "runtime (ms)"), (axes[0, 1], "l1_error", "L1 error")):
-            table = aggregate(t, value, ["approach", "batch_fraction"])
-            grouped_bars(ax, fractions, approaches, table, "batch_fraction", value, speedup=value == "time_ms")
-            ax.set_xticks(range(len(fractions)), [f"{f:g}·|E_T|" for f in fractions])
-            ax.set_xlabel("batch size")
-            ax.set_ylabel(f"{label}, geometric mean over graphs{LOG}")
-        per_batch = t.groupby(["dataset", "approach", "batch_fraction", "batch_index"])[["time_ms", "l1_error"]].median()
-        per_fraction = per_batch.groupby(["dataset", "approach", "batch_fraction"]).mean()
-        per_graph = per_fraction.groupby(["dataset", "approach"]).agg(geometric_mean).reset_index()
-        for ax, value, label in ((axes[1, 0], "time_ms", "runtime (ms)"), (axes[1, 1], "l1_error", "L1 error")):
-            grouped_bars(ax, datasets, approaches, per_graph, "dataset", value)
-            ax.set_ylabel(f"{label}, mean over batch sizes{LOG}")
-            ax.tick_params(axis="x", rotation=20)
-        for ax, letter in zip(axes.ravel(), "abcd"):
-            ax.set_title(f"({letter})", loc="left")
-        axes[0, 0].set_title("runtime; speedup vs Static labelled")
-        axes[0, 1].set_title("rank error vs reference Static (τ=1e-100)")
-        axes[1, 0].set_title("runtime per graph")
-        axes[1, 1].set_title("rank error per graph")
-        figure_legend(fig, approaches, bars=True)
-        fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.04)
+        fig, axes = panel_grid(5, ncols_max=3, size=(4.2, 3.4))
+        for ax, value, label in ((axes[0], "time_ms", "runtime (ms)"), (axes[1], "l1_error", "L1 error")):
+            notes = _lines(ax, aggregate(t, value, by), approaches, value, band=_range(t, value, by, "graphs"))
+            ax.set_xlabel(f"batch size (fraction of |E_T|){LOG}")
+            ax.set_ylabel(label + LOG)  # short: the labels of the rows above each other must not meet
+            panel_title(ax, ("(a) runtime" if value == "time_ms" else "(b) L1 error vs Static at τ=1e-100")
+                        + ", over graphs", notes)
+        _speedup_panel(axes[2], t, approaches, "|E_T|")
+        axes[2].set_title("(c) speedup vs Static")
+        for ax, value, label, letter in ((axes[3], "time_ms", "runtime (ms)", "d"),
+                                         (axes[4], "l1_error", "L1 error", "e")):
+            _per_graph_points(ax, t, datasets, approaches, value)
+            ax.set_ylabel(label + LOG)
+            ax.set_title(f"({letter}) {'runtime' if value == 'time_ms' else 'rank error'} per graph, "
+                         "mean over batch sizes")
+        figure_legend(fig, approaches, extra=[_band_patch("range over graphs (a–c), over batch sizes (d, e)")])
+        fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.05)
         fig.tight_layout()
-        declutter(axes[0, 0])
     return fig
 
 
-def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_suffix="") -> list[str]:
-    """One line per approach over batch fractions (log-log); the approaches in
-    ``speedup`` get their speedup over Static written at each point. Returns
-    notes on coincident lines, for the panel title."""
+def _range(rows: pd.DataFrame, value: str, by: list[str], over: str) -> pd.DataFrame:
+    """Per ``by`` the lowest and highest graph mean (``over="graphs"``) or batch median (``"batches"``)."""
+    per_batch = rows.groupby(["dataset", *by, "batch_index"])[value].median()
+    points = per_batch.groupby(["dataset", *by]).mean() if over == "graphs" else per_batch
+    return points.groupby(by).agg(low="min", high="max").reset_index()
+
+
+def _speedups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per approach and batch fraction each graph's speedup over Static (ratio of the graphs' means): their
+    geometric mean, lowest and highest."""
+    per_batch = rows.groupby(["dataset", "approach", "batch_fraction", "batch_index"])["time_ms"].median()
+    per_graph = per_batch.groupby(["dataset", "approach", "batch_fraction"]).mean().unstack("approach")
+    ratio = per_graph.rdiv(per_graph[BASELINE], axis=0).drop(columns=BASELINE)
+    long = ratio.stack().rename("speedup").reset_index()
+    return long.groupby(["approach", "batch_fraction"])["speedup"].agg(
+        speedup=geometric_mean, low="min", high="max").reset_index()
+
+
+def _speedup_panel(ax, rows: pd.DataFrame, approaches, edges: str) -> None:
+    """Each approach's speedup over Static per batch fraction: geometric mean over graphs, the graphs' range
+    shaded, 1 (no speedup) drawn."""
+    table = _speedups(rows)
+    others = [a for a in approaches if a != BASELINE]
+    _lines(ax, table.rename(columns={"speedup": "time_ms"}), others, "time_ms", band=table)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel(f"batch size (fraction of {edges}){LOG}")
+    ax.set_ylabel(f"speedup: Static's runtime / its{LOG}")
+
+
+def _per_graph_points(ax, rows: pd.DataFrame, datasets, approaches, value: str) -> None:
+    """Per graph and approach a point (geometric mean over batch fractions of each fraction's mean) with a bar
+    from the lowest to the highest fraction's mean; approaches side by side."""
+    per_batch = rows.groupby(["dataset", "approach", "batch_fraction", "batch_index"])[value].median()
+    per_fraction = per_batch.groupby(["dataset", "approach", "batch_fraction"]).mean()
+    grouped = per_fraction.groupby(["dataset", "approach"])
+    table = pd.DataFrame({"mid": grouped.agg(geometric_mean), "low": grouped.min(), "high": grouped.max()})
+    x = np.arange(len(datasets))
+    for j, a in enumerate(approaches):
+        sel = table.xs(a, level="approach").reindex(datasets)
+        mid = to_log_values(sel["mid"].to_numpy())
+        ax.errorbar(x + (j - (len(approaches) - 1) / 2) * 0.13, mid,
+                    yerr=np.abs(np.vstack([mid - sel["low"].to_numpy(), sel["high"].to_numpy() - mid])),
+                    fmt=STYLE[a][2], color=STYLE[a][1], markersize=4, capsize=2, linewidth=0.8, linestyle="none")
+    ax.set_xticks(x, datasets, rotation=20)
+    ax.set_yscale("log")
+    plain_log_ticks(ax)
+
+
+def _band_patch(label: str) -> Patch:
+    return Patch(facecolor="#999999", alpha=BAND_ALPHA, label=f"shaded: {label}")
+
+
+BAND_ALPHA = 0.15
+
+
+def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_suffix="", band=None) -> list[str]:
+    """One line per approach over batch fractions (log-log), with its ``band`` (columns ``low, high`` per
+    approach and batch fraction) shaded; the approaches in ``speedup`` get their speedup over Static
+    written at each point. Returns notes on coincident lines, for the panel title."""
     static = table[table["approach"] == BASELINE].set_index("batch_fraction")[value]
     drawn = {}
     for a in approaches:
@@ -85,6 +135,11 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_su
         drawn[STYLE[a][0]] = y
         ax.plot(rows["batch_fraction"], y, linestyle=LINESTYLE[a], color=STYLE[a][1], marker=STYLE[a][2],
                 markersize=4, label=STYLE[a][0] + label_suffix)
+        if band is not None:
+            spread = band[band["approach"] == a].sort_values("batch_fraction")
+            ax.fill_between(spread["batch_fraction"], to_log_values(spread["low"].to_numpy()),
+                            to_log_values(spread["high"].to_numpy()), color=STYLE[a][1], alpha=BAND_ALPHA,
+                            linewidth=0)
         if a in speedup and a != BASELINE:
             for f, v in zip(rows["batch_fraction"], y):
                 if np.isfinite(v) and f in static.index and static[f] > 0:
@@ -130,20 +185,26 @@ def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt
     below = _below_mix(r)
     below_any = sorted({f for fs in below.values() for f in fs})
     with plt.rc_context(RC):
-        fig, axes = panel_grid(1 + len(datasets), ncols_max=3, size=(4.2, 3.4))
-        # the paper's Fig. 4 labels every approach's speedup over Static in the overall panel
-        notes = _lines(axes[0], aggregate(r, value, ["approach", "batch_fraction"]), approaches, value,
-                       speedup=tuple(approaches) if speedup else ())
+        by = ["approach", "batch_fraction"]
+        overall = 1 + speedup  # the paper's Fig. 4 gives every approach's speedup: a panel of its own, no labels
+        fig, axes = panel_grid(overall + len(datasets), ncols_max=3, size=(4.2, 3.4))
+        notes = _lines(axes[0], aggregate(r, value, by), approaches, value, band=_range(r, value, by, "graphs"))
         _shade_below_mix(axes[0], below_any)
-        panel_title(axes[0], "all graphs (geometric mean)" + ("; speedup vs Static" if speedup else ""), notes)
-        for ax, d in zip(axes[1:], datasets):
-            table = aggregate(r[r["dataset"] == d], value, ["approach", "batch_fraction"])
+        panel_title(axes[0], "all graphs (geometric mean)", notes)
+        for ax, d in zip(axes[overall:], datasets):
+            rows = r[r["dataset"] == d]
             _shade_below_mix(ax, below[d])
-            panel_title(ax, d, _lines(ax, table, approaches, value))
+            panel_title(ax, d, _lines(ax, aggregate(rows, value, by), approaches, value,
+                                      band=_range(rows, value, by, "batches")))
         for ax in axes:
             ax.set_xlabel(f"batch size (fraction of |E|){LOG}")
             ax.set_ylabel(ylabel + LOG)
-        extra = [Patch(label=f"< {MIX_EDGES} edges: no 80/20 mix", **BELOW_MIX_STYLE)] if below_any else []
+        if speedup:
+            _speedup_panel(axes[1], r, approaches, "|E|")
+            _shade_below_mix(axes[1], below_any)
+            axes[1].set_title("all graphs: speedup vs Static")
+        extra = [_band_patch("range over graphs (all graphs), over batches (each graph)")]
+        extra += [Patch(label=f"< {MIX_EDGES} edges: no 80/20 mix", **BELOW_MIX_STYLE)] if below_any else []
         figure_legend(fig, approaches, extra=extra)
         mix = "80% insertions, 20% deletions"
         if below_any:
@@ -170,7 +231,9 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
         return message_figure(dataset, f"no temporal rows for {dataset} in results/summary.csv")
     approaches = approaches_in(t)
     fractions = sorted(t["batch_fraction"].unique())
-    means = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]].median().reset_index()
+    grouped = t.groupby(["batch_fraction", "approach", "batch_index"])[["time_ms", "l1_error"]]
+    means = grouped.median().reset_index()
+    lows, highs = grouped.min().reset_index(), grouped.max().reset_index()
     # batches with no new edge (all dropped as duplicates or present already): the approaches
     # have nothing to do there, so runtimes fall off a cliff that a reader should not decode
     updates = (t["insertions"] + t["deletions"]).groupby([t["batch_fraction"], t["batch_index"]]).max()
@@ -185,11 +248,15 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
             for ax, value, label in zip(row, ("time_ms", "l1_error"), ("runtime (ms)", "L1 error")):
                 drawn = {}
                 for a in approaches:
-                    sel = means[(means["batch_fraction"] == f) & (means["approach"] == a)]
+                    at = (means["batch_fraction"] == f) & (means["approach"] == a)
+                    sel = means[at]
                     y = to_log_values(sel[value].to_numpy())
                     drawn[STYLE[a][0]] = y
                     ax.plot(sel["batch_index"] + 1, y, color=STYLE[a][1], marker=STYLE[a][2], markersize=3,
                             linewidth=1, linestyle=LINESTYLE[a])
+                    ax.fill_between(sel["batch_index"] + 1, to_log_values(lows.loc[at, value].to_numpy()),
+                                    to_log_values(highs.loc[at, value].to_numpy()), color=STYLE[a][1],
+                                    alpha=BAND_ALPHA, linewidth=0)
                 for b in empty:
                     ax.axvspan(b - 0.5, b + 0.5, **empty_style)
                 ax.set_yscale("log")
@@ -202,7 +269,8 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
                 panel_title(ax, f"batch size {f:g}·|E_T|", notes)
         for ax in axes[-1]:
             ax.set_xlabel("batch update (consecutive)")
-        extra = [Patch(label="batch with no new edge", **empty_style)] if any_empty else []
+        extra = [_band_patch("range over the timed repeats")]
+        extra += [Patch(label="batch with no new edge", **empty_style)] if any_empty else []
         figure_legend(fig, approaches, extra=extra)
         fig.suptitle(f"{dataset}: runtime and rank error per batch, {backend.upper()}", y=1.03)
         fig.tight_layout()
@@ -229,12 +297,13 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
             for ax, (e, v) in zip(axes[i], panels):
                 sel = rows[(rows["backend"] == b) & (rows["experiment"] == e)]
                 notes = _lines(ax, aggregate(sel, v, ["approach", "batch_fraction"]), approaches, v,
-                               speedup=("dfp",) if v == "time_ms" else ())
+                               speedup=("dfp",) if v == "time_ms" else (),
+                               band=_range(sel, v, ["approach", "batch_fraction"], "graphs"))
                 _shade_below_mix(ax, sorted({f for fs in _below_mix(sel).values() for f in fs}))
                 panel_title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
                 ax.set_xlabel(f"batch size (fraction of |E_T| or |E|){LOG}")
                 ax.set_ylabel(("runtime (ms)" if v == "time_ms" else "L1 error") + LOG)
-        figure_legend(fig, approaches)
+        figure_legend(fig, approaches, extra=[_band_patch("range over graphs")])
         title = "GPU vs CPU (geometric mean over graphs; DF-P speedup vs Static labelled)"
         if len(backends) == 1:
             other = "gpu" if backends[0] == "cpu" else "cpu"
@@ -255,8 +324,8 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
     if k.empty:
         return message_figure("Kahn", "no kahn rows in results/summary.csv")
     means = k.groupby(["dataset", "backend"], sort=False).agg(
-        time_ms=("time_ms", "mean"), levels=("iterations", "max"), processed=("affected", "max"),
-        vertices=("vertices", "max")).reset_index()
+        time_ms=("time_ms", "median"), low=("time_ms", "min"), high=("time_ms", "max"),
+        levels=("iterations", "max"), processed=("affected", "max"), vertices=("vertices", "max")).reset_index()
     datasets = list(dict.fromkeys(means["dataset"]))
     backends = list(dict.fromkeys(means["backend"]))
     width = 0.8 / len(backends)
@@ -268,7 +337,10 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
             pos = x - 0.4 + width * (j + 0.5)
             style = {"color": CYCLE[j], "hatch": CYCLE_HATCH[j], "edgecolor": "black", "linewidth": 0.4,
                      "label": b.upper()}
-            axes[0].bar(pos, to_log_values(sel["time_ms"].to_numpy()), width, **style)
+            mid = to_log_values(sel["time_ms"].to_numpy())  # points on the log axis: no bar from a cut-off base
+            axes[0].errorbar(pos, mid, yerr=np.abs(np.vstack([mid - sel["low"].to_numpy(), sel["high"].to_numpy() - mid])),
+                             fmt=KAHN_MARKERS[j % len(KAHN_MARKERS)], color=CYCLE[j], capsize=3, markersize=6,
+                             linestyle="none", label=f"{b.upper()} (bar: range over repeats)")
             axes[1].bar(pos, sel["levels"].to_numpy(), width, **style)
             for p, (_, r) in zip(pos, sel.iterrows()):
                 done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
@@ -282,6 +354,8 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
             ax.legend()
         axes[0].set_yscale("log")
         plain_log_ticks(axes[0])
+        low, high = np.nanmin(means["low"].to_numpy()), np.nanmax(means["high"].to_numpy())
+        axes[0].set_ylim(10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high)))  # labelled decades at both ends
         axes[1].margins(y=0.35)  # room for the notes above the bars
         axes[1].yaxis.get_major_locator().set_params(integer=True)
         axes[0].set_title("Kahn runtime (graph without self-loops)")
@@ -289,6 +363,10 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
         fig.tight_layout()
         declutter(axes[1])
     return fig
+
+
+#: markers of the backends in the Kahn runtime panel (one per backend, for grey print)
+KAHN_MARKERS = ("o", "s", "^")
 
 
 def read_bench(paths: Iterable[str | Path]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""From measurements to verdicts: bootstrap intervals and the two-sided rule of ``results/claims.csv``.
+"""From measurements to verdicts: bootstrap intervals and the verdict rule of ``results/claims.csv``.
 
 A claim's statistic is the paper's (5.1.5): per graph and batch size the mean
 over batches of each batch's median over repeats, the geometric mean across
@@ -8,9 +8,13 @@ and for :data:`RESAMPLES` resamples, batches resampled within each graph and
 batch size and graphs resampled across the run (the same resample of graphs for
 every batch size), from a fixed seed: the same rows give the same interval.
 
-A verdict reads the whole 95% interval, never the point alone: the interval
-must lie in one region of the claim's rule (:func:`region_verdict`), else the
-verdict is ``inconclusive``.
+A verdict reads the whole 95% interval, never the point alone, by one rule
+(:data:`RULE`, written into every row's ``basis`` and docs/claims.md): ``holds``
+only where the interval meets the paper's value widened by the measured
+run-to-run spread (:func:`run_spread`), ``stronger than claimed`` above it,
+``weaker than claimed`` between 1 and it, ``does not hold`` at or below 1,
+``inconclusive`` where it straddles 1 or is too wide to decide; and none of the
+first three on fewer graphs than the claim's class needs (:func:`enough_graphs`).
 """
 
 from __future__ import annotations
@@ -22,13 +26,32 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-VERDICTS = ("holds", "partly", "does not hold", "inconclusive", "not comparable", "not measured")
+VERDICTS = ("holds", "stronger than claimed", "weaker than claimed", "does not hold", "inconclusive",
+            "not comparable", "not measured")
+#: Verdicts that affirm the claim's direction: a row reads one only on enough graphs (:func:`enough_graphs`).
+AFFIRMING = ("holds", "stronger than claimed", "weaker than claimed")
 #: Bootstrap resamples per claim, the interval's confidence and the generator's seed.
 RESAMPLES = 2000
 CONFIDENCE = 0.95
 SEED = 20240412
-#: A measurement within this factor of the paper's value (either way) holds.
-FACTOR = 2.0
+#: Graphs a claim on graphs needs before it may affirm: at least MIN_GRAPHS, CLASS_GRAPHS where its class has that
+#: many (dynpr.evaluation.claims says which classes do).
+MIN_GRAPHS = 3
+CLASS_GRAPHS = 5
+#: A level claim (a time, a rate: no "no effect" value to compare with) is too wide to decide beyond this factor.
+LEVEL_WIDTH = 2.0
+
+RULE = ("verdict rule: the paper's value P is widened by the measured run-to-run spread s of the ratio to the band "
+        "[P/(1+s), P(1+s)]; reading the 95% interval [lo, hi]: does not hold if hi <= 1; inconclusive if it straddles 1; "
+        "weaker than claimed if it lies between 1 and the band; stronger than claimed if it lies above the band; "
+        "holds if it meets the band, unless it reaches below sqrt(P) or above P^2 (half-way to no effect, or the "
+        "effect squared, on the log scale: too wide to decide, inconclusive); holds, stronger and weaker need "
+        f"{MIN_GRAPHS} graphs, {CLASS_GRAPHS} where the claim's class has them")
+LEVEL_RULE = ("level rule: as the verdict rule with the ratio measured/P for a rate and P/measured for a time "
+              f"(1 = the paper), without a direction to fail: too wide beyond a factor {LEVEL_WIDTH:g} either side")
+ORDERING_RULE = ("ordering rule: each inequality holds if the 95% interval of its ratio (larger / smaller) lies above 1, "
+                 "fails if below, is undecided if it straddles 1; the ordering holds if every inequality holds, does "
+                 "not hold if any fails, else inconclusive; holds needs the graphs of the verdict rule")
 
 
 def bootstrap(rows: pd.DataFrame, key: str, levels: Sequence[str], value: str = "time_ms",
@@ -110,37 +133,91 @@ def region_verdict(low: float, high: float, edges: Sequence[float], labels: Sequ
     return labels[first] if first == last else "inconclusive"
 
 
-def speedup_rule(paper: float, factor: float = FACTOR) -> tuple[list[float], list[str], str]:
-    """Regions of a speedup claim: slower at all does not hold, faster by less than paper/factor or by more
-    than paper·factor is partly, within the factor holds."""
-    low = max(paper / factor, 1.0)
-    return ([1.0, low, paper * factor], ["does not hold", "partly", "holds", "partly"],
-            f"speedup: holds if the 95% interval lies within [{low:.3g}, {paper * factor:.3g}] "
-            f"(the paper's {paper:g} within a factor {factor:g}), partly if it lies above 1 but outside, "
-            "does not hold if at or below 1, inconclusive if it straddles a bound")
+def shown(value: float) -> float:
+    """``value`` as the table shows it, to 4 significant digits: the verdict reads the numbers a reader sees."""
+    return float(f"{value:.4g}")
 
 
-def level_rule(paper: float, higher_is_better: bool, factor: float = FACTOR) -> tuple[list[float], list[str], str]:
-    """Regions of a rate (higher is better) or a time (lower is better): within the factor holds, better than
-    that is partly, worse does not hold."""
-    labels = ["does not hold", "holds", "partly"] if higher_is_better else ["partly", "holds", "does not hold"]
-    return ([paper / factor, paper * factor], labels,
-            f"holds if the 95% interval lies within [{paper / factor:.3g}, {paper * factor:.3g}] (the paper's "
-            f"{paper:g} within a factor {factor:g}); {'above' if higher_is_better else 'below'} it partly, "
-            f"{'below' if higher_is_better else 'above'} it does not hold; inconclusive if it straddles a bound")
+def band(paper: float, spread: float) -> tuple[float, float]:
+    """The paper's value widened by the run-to-run spread: [P / (1 + s), P (1 + s)]."""
+    return paper / (1 + spread), paper * (1 + spread)
 
 
-ORDERING_RULE = ("ordering: each inequality holds if the 95% interval of its ratio lies above 1 and fails if below; "
-                 "holds if all hold, does not hold if all fail, partly if some fail, inconclusive if any straddles 1")
+def speedup_verdict(low: float, high: float, paper: float, spread: float = 0.0) -> str:
+    """The verdict of a speedup (a ratio where 1 is no effect) by :data:`RULE`, graphs not counted.
+
+    Parameters
+    ----------
+    low, high : float
+        The 95% interval of the measured ratio.
+    paper : float
+        The paper's ratio (> 1).
+    spread : float
+        The measured run-to-run spread of the ratio (:func:`run_spread`), widening the paper's value to a band.
+    """
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "not measured"
+    low, high = shown(low), shown(high)
+    if high <= 1:
+        return "does not hold"
+    if low <= 1:
+        return "inconclusive"
+    return _against_band(low, high, *band(paper, spread), np.sqrt(paper), paper ** 2)
+
+
+def level_verdict(low: float, high: float, spread: float = 0.0) -> str:
+    """The verdict of a level claim by :data:`LEVEL_RULE`; ``low, high`` bound measured / paper (1 = the paper's,
+    above it better)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "not measured"
+    low, high = shown(low), shown(high)
+    return _against_band(low, high, *band(1.0, spread), 1 / LEVEL_WIDTH, LEVEL_WIDTH)
+
+
+def _against_band(low, high, band_low, band_high, wide_low, wide_high) -> str:
+    if high < band_low:
+        return "weaker than claimed"
+    if low > band_high:
+        return "stronger than claimed"
+    too_wide = low < min(wide_low, band_low) or high > max(wide_high, band_high)
+    return "inconclusive" if too_wide else "holds"
 
 
 def ordering_verdict(pair_intervals: Sequence[tuple[float, float]]) -> str:
-    """Verdict of an ordering from the intervals of its inequalities' ratios (larger / smaller, > 1 holds)."""
+    """Verdict of an ordering by :data:`ORDERING_RULE` from the intervals of its inequalities' ratios
+    (larger / smaller, > 1 holds), graphs not counted."""
     each = [region_verdict(low, high, [1.0], ["does not hold", "holds"]) for low, high in pair_intervals]
     if not each or "not measured" in each:
         return "not measured"
-    if "inconclusive" in each:
-        return "inconclusive"
-    if all(v == "holds" for v in each):
-        return "holds"
-    return "does not hold" if all(v == "does not hold" for v in each) else "partly"
+    if "does not hold" in each:
+        return "does not hold"
+    return "holds" if all(v == "holds" for v in each) else "inconclusive"
+
+
+def enough_graphs(verdict: str, graphs: int, needed: int) -> tuple[str, str]:
+    """An affirming verdict on fewer than ``needed`` graphs reads ``inconclusive``; the note says so (else empty)."""
+    if verdict in AFFIRMING and graphs < needed:
+        return "inconclusive", f"on {graphs} graphs, fewer than the {needed} the rule needs (would read '{verdict}')"
+    return verdict, ""
+
+
+def run_spread(rows: pd.DataFrame, key: str, levels: Sequence[str], value: str = "time_ms") -> float:
+    """The run-to-run spread of ``levels[0]``'s value over ``levels[1]``'s (one level: of the value itself).
+
+    Per batch (dataset, batch_fraction, batch_index) the ratio of each repeat's pair of runs, half its range over
+    its median; the median over batches. 0 where every batch has one repeat.
+    """
+    rows = rows[rows[key].isin(levels)]
+    if rows.empty:
+        return 0.0
+    cell = ["dataset", "batch_fraction", "batch_index"]
+    runs = rows.groupby([*cell, "repeat", key])[value].median().unstack(key)
+    if any(level not in runs for level in levels):
+        return 0.0
+    ratio = runs[levels[0]] / runs[levels[1]] if len(levels) > 1 else runs[levels[0]]
+    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+    per_batch = ratio.groupby(level=cell).agg(["min", "max", "median", "size"])
+    per_batch = per_batch[per_batch["size"] > 1]
+    if per_batch.empty:
+        return 0.0
+    return float(((per_batch["max"] - per_batch["min"]) / (2 * per_batch["median"])).median())
