@@ -114,6 +114,22 @@ def test_gpu_library_peers_match_the_cpu_twin(graph):
         assert l1_error(torch_static(graph, options, dtype, "cuda").ranks, twin.ranks) < bound
 
 
+@pytest.mark.gpu
+def test_measure_peers_on_the_gpu_has_the_cusparse_and_torch_rows(graph_file, tmp_path):
+    from dynpr.backend import gpu_available
+
+    if not gpu_available():
+        pytest.skip("no CUDA device")
+    peers = {"libraries": ["cusparse", "torch"], "gunrock": {"program": str(STANDIN)}}
+    table = measure_peers("g", graph_file, peers, PageRankOptions(), backend="gpu", repeat=2, scratch=tmp_path)
+    rows = table.set_index("peer")
+    assert set(rows.loc["dynpr", "backend"]) == {"gpu"} and set(rows.loc["cusparse", "backend"]) == {"gpu"}
+    assert rows.loc["cusparse", "converged"].all() and (rows.loc["cusparse", "l1_error"] < 1e-8).all()
+    assert (rows.loc["gunrock", "device"] != "").all()
+    if "torch_float64" in rows.index:  # PyTorch installed: both precisions, on the GPU
+        assert set(rows.loc["torch_float32", "backend"]) == {"gpu"} and (rows.loc["torch_float64", "l1_error"] < 1e-8).all()
+
+
 GUNROCK_OUTPUT = ("GPU rank[:3] = 0.25 0.5 0.25 \nGPU Elapsed Time : 1.5 (ms)\n")
 
 
