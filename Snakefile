@@ -40,6 +40,7 @@ include: "workflow/rules/batches.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/bench.smk"
+include: "workflow/rules/peers.smk"
 
 
 # Said when the plan is made (dry runs too): hours of CPU work are a choice to make knowingly.
@@ -62,6 +63,8 @@ localrules:
     plot_summary,
     plot_bench,
     plot_temporal_per_batch,
+    plot_peers,
+    all_peers,
     download,
 
 

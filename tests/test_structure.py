@@ -39,13 +39,15 @@ TIERS = (
     {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.io.readers",
      "dynpr.io.id_text", "dynpr.io.edge_lists", "dynpr.io.tar_streams", "dynpr.io.catalog", "dynpr.io.download", "dynpr.io.ranks",
      "dynpr.generate.random_dag", "dynpr.evaluation.results", "dynpr.evaluation.figure_style",
-     "dynpr.evaluation.plots", "dynpr.evaluation.claims"},
+     "dynpr.evaluation.plots", "dynpr.evaluation.claims", "dynpr.io.matrix_market", "dynpr.evaluation.peer_programs",
+     "dynpr.evaluation.peer_claims"},
     # engines: PageRank, Kahn and R-MAT on the CPU and the GPU, and the choice between them
     {"dynpr.backend", "dynpr.pagerank", "dynpr.pagerank.cpu", "dynpr.pagerank.marking", "dynpr.pagerank.options",
      "dynpr.pagerank.personalization", "dynpr.pagerank.tolerances",
      "dynpr.kahn", "dynpr.kahn.cpu", "dynpr.generate.rmat", "dynpr.gpu"},
     # what users and the workflow run
     {"dynpr", "dynpr.pagerank.dynamic", "dynpr.io.prepare", "dynpr.evaluation.experiments", "dynpr.evaluation.bench",
+     "dynpr.evaluation.peers",
      "dynpr.pipeline.files", "dynpr.pagerank.from_file", "dynpr.pipeline.footprint", "dynpr.cli", "dynpr.__main__"},
 )
 

@@ -103,6 +103,35 @@ def prepare_gpus(wildcards):
     return prepare_gpus_of(wildcards.dataset)
 
 
+# --- peers (peers.smk) ---
+
+# A `peers` section puts rule peers (dynpr's Static beside the library and program peers,
+# results/peers/{dataset}.csv), the peers_static figure and the measured 5.2-gunrock/hornet claims in the DAG.
+PEERS = config.get("peers")
+PEERS_CONFIGURED = PEERS is not None
+PEER_FIGURES = {"peers_static": "Peers"}
+
+
+def peer_graph_names():
+    """Graphs the peers run on: ``peers.graphs``, else the datasets (none without a peers section)."""
+    return list(PEERS.get("graphs") or config["datasets"]) if PEERS_CONFIGURED else []
+
+
+def peer_targets():
+    """Every peers table the config asks for."""
+    return [f"results/peers/{d}.csv" for d in peer_graph_names()]
+
+
+def claims_peer_inputs(wildcards=None):
+    """The peers tables the claims read (5.2-gunrock, 5.2-hornet), by name; none without a peers section."""
+    return {"peers": peer_targets()} if PEERS_CONFIGURED else {}
+
+
+def peers_mem_mb(wildcards):
+    """`mem_mb` of a peers job: as a run job's at its smallest batch (the graph, its reference and ranks)."""
+    return job_mem_mb("run_experiment", wildcards.dataset, gpu=RUN_GPUS > 0)
+
+
 # --- batches (batches.smk) ---
 
 
@@ -164,7 +193,7 @@ BENCH_FIGURES = {"static_comparison": "Benchmarks", "partition_ablation": "Bench
 
 def figure_category(wildcards):
     """Report category of figures/{figure}.png."""
-    return {**SUMMARY_FIGURES, **BENCH_FIGURES}[wildcards.figure]
+    return {**SUMMARY_FIGURES, **BENCH_FIGURES, **PEER_FIGURES}[wildcards.figure]
 
 
 def dataset_kind(name):
@@ -174,7 +203,7 @@ def dataset_kind(name):
 
 # Fail at once, in one line, on a configured dataset the catalog lacks (before any
 # rule file looks it up).
-for _name in config["datasets"]:
+for _name in config["datasets"] + peer_graph_names():
     dataset_kind(_name)
 
 
@@ -356,4 +385,5 @@ def default_targets():
     """Every figure the config asks for (PNG and PDF), and the claims table: the default target `figures`."""
     names = [*SUMMARY_FIGURES, *BENCH_FIGURES, *(f"temporal_per_batch_{d}" for d in temporal_datasets())]
     names = [n for n in names if GPU_FIGURES.get(n, (True,))[0]]
+    names += list(PEER_FIGURES) if PEERS_CONFIGURED else []
     return [f"figures/{name}.{ext}" for name in names for ext in ("png", "pdf")] + ["results/claims.csv"]

@@ -9,10 +9,12 @@
 rule claims:
     input:
         unpack(claims_bench_inputs),
+        unpack(claims_peer_inputs),
         summary="results/summary.csv",
         runs=summary_inputs(),
         code=importlib.util.find_spec("dynpr.evaluation.claims").origin,
         rule_code=importlib.util.find_spec("dynpr.evaluation.verdicts").origin,
+        peer_code=importlib.util.find_spec("dynpr.evaluation.peer_claims").origin,
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
     log:
@@ -81,3 +83,22 @@ rule plot_temporal_per_batch:
         figure="temporal_per_batch",
     script:
         "../scripts/plot_summary.py"
+
+
+rule plot_peers:
+    input:
+        peers=peer_targets(),
+        code=PLOTS_CODE,
+    output:
+        png=report("figures/{figure}.png", caption="../report/figures.rst", category=figure_category),
+        pdf="figures/{figure}.pdf",
+    log:
+        "results/logs/figures/{figure}.log",
+    wildcard_constraints:
+        figure="|".join(PEER_FIGURES),
+    conda:
+        "../envs/dynpr.yaml"
+    params:
+        figure=lambda wildcards: wildcards.figure,
+    script:
+        "../scripts/plot_peers.py"

@@ -16,6 +16,11 @@ with script_errors(snakemake.rule, "claims", snakemake.log[0]) as log:
     bench = {name: read_input(snakemake.input[name], pd.read_csv)
              for name in ("static_variants", "partition_ablation", "kahn") if name in snakemake.input.keys()}
     claims = evaluate(summary, bench)
+    if "peers" in snakemake.input.keys():  # 5.2-gunrock and 5.2-hornet, measured where their peer ran
+        from dynpr.evaluation.peer_claims import with_peer_claims
+        from dynpr.evaluation.peer_programs import read_peers
+
+        claims = with_peer_claims(claims, read_input(snakemake.input.peers, read_peers))
     write_csv_atomic(claims, snakemake.output[0])
     log(f"{len(claims)} claims: " + ", ".join(f"{v} {n}" for v, n in claims["verdict"].value_counts().items())
         + f"; {capped_runs(summary)} capped runs (converged false) left out")

@@ -277,9 +277,9 @@ ERROR_SIZE = ("DF-P < Static is measured against graph size by benchmarks/bench_
 
 def _paper_rows(summary: pd.DataFrame) -> list[dict]:
     rows = [_row("5.2-hornet", "5.2, Fig. 2(b); Table 1", "Static PageRank on the GPU is 31x faster than Hornet's",
-                 31.0, "x", "not measured", "Hornet is not part of dynpr: no run measures it"),
+                 31.0, "x", "not measured", "needs peers.hornet.program (docs/config.md: peers)"),
             _row("5.2-gunrock", "5.2, Fig. 2(b); Table 1", "Static PageRank on the GPU is 5.9x faster than Gunrock's",
-                 5.9, "x", "not measured", "Gunrock is not part of dynpr: no run measures it"),
+                 5.9, "x", "not measured", "needs peers.gunrock.program (docs/config.md: peers)"),
             _multicore_row(summary), *_largest_graph_rows(summary)]
     rows += [_speedup_row(spec, summary) for spec in SPEEDUPS]
     temporal = select(summary, ["temporal"], TEMPORAL, list(NAMES))

@@ -549,3 +549,48 @@ SUMMARY_FIGURES = {
 #: figure name -> function of the benchmark DataFrame
 BENCH_FIGURES = {"static_comparison": static_comparison, "partition_ablation": partition_ablation,
                  "kahn_bench": kahn_bench}
+
+
+def peers_static(peers: pd.DataFrame) -> plt.Figure:
+    """Analogue of Fig. 2(b) of the paper: Static PageRank runtime per graph of dynpr and every peer, total (left)
+    and per iteration (right), each peer's bar labelled with dynpr's speedup over it.
+
+    Reads the peers tables (``results/peers/*.csv``: columns ``dataset``, ``peer``, ``backend``, ``time_ms``,
+    ``ms_per_iteration``), the median over repeats per graph; the geometric mean across graphs last.
+    """
+    if peers.empty:
+        return message_figure("Static PageRank beside its peers", "no peers rows yet: add a `peers` section to the "
+                              "config (docs/config.md)")
+    names = ["dynpr"] + sorted(set(peers["peer"].astype(str)) - {"dynpr"})
+    datasets = list(dict.fromkeys(peers["dataset"].astype(str)))
+    medians = peers.groupby(["dataset", "peer"])[["time_ms", "ms_per_iteration"]].median()
+    width, x = 0.8 / len(names), np.arange(len(datasets) + 1)
+    backend = "+".join(sorted(set(peers.loc[peers["peer"] == "dynpr", "backend"].astype(str)))).upper()
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(x)), 3.8))
+        for ax, value, label in zip(axes, ("time_ms", "ms_per_iteration"), ("runtime (ms)", "runtime per iteration (ms)")):
+            table = medians[value].unstack("peer").reindex(index=datasets, columns=names)
+            ours = np.append(table["dynpr"].to_numpy(), geometric_mean(table["dynpr"].dropna()))
+            for j, name in enumerate(names):
+                heights = np.append(table[name].to_numpy(), geometric_mean(table[name].dropna()))
+                hatch = CYCLE_HATCH[j % len(CYCLE)] if j < len(CYCLE) else (CYCLE_HATCH[j % len(CYCLE)] or "|") * 2
+                bars = ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(heights), width, color=CYCLE[j % len(CYCLE)],
+                              hatch=hatch, edgecolor="black", linewidth=0.4, label=name)
+                if name != "dynpr":  # dynpr's speedup over this peer, on its bar
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        speedups = heights / ours
+                    ax.bar_label(bars, [f"{s:.2g}x" if np.isfinite(s) else "" for s in speedups], rotation=90,
+                                 padding=2, fontsize=MIN_FONT)
+            ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
+            ax.set_yscale("log")
+            plain_log_ticks(ax)
+            ax.set_ylabel(f"{label}{LOG}")
+        axes[0].set_title(f"Static PageRank, total (dynpr on {backend})")
+        axes[1].set_title("per iteration (labels: dynpr's speedup)")
+        axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        fig.tight_layout()
+    return fig
+
+
+#: figure name -> function of the peers tables (rule plot_peers)
+PEER_FIGURES = {"peers_static": peers_static}
