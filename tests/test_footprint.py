@@ -22,8 +22,8 @@ if job == "prepare":
     from dynpr.prepare import prepare
     prepare(kw["dataset"], kw["npz"], kw["json"], backend="cpu")
 elif job == "random_batches":
-    from dynpr.pipeline import random_batch_file
-    random_batch_file(kw["npz"], kw["out"], kw["dataset"], kw["fraction"], 0.8, 1, 42)
+    from dynpr.pipeline import random_batch_files
+    random_batch_files(kw["npz"], {kw["fraction"]: kw["out"]}, kw["dataset"], 0.8, 1, 42)
 elif job == "run_experiment":
     from dynpr.experiments import run_dataset
     run_dataset("random", kw["dataset"], kw["npz"], {kw["fraction"]: kw["out"]}, ["static", "dfp"], backend="cpu")

@@ -2,6 +2,7 @@
 
 import re
 import sys
+import time
 
 import pytest
 
@@ -30,10 +31,41 @@ def test_a_job_that_succeeds_ends_its_log_with_its_peak_memory(tmp_path):
     with jobs.script_errors("random_batches", "rmat-20", log) as write:
         write("started")
     lines = log.read_text().splitlines()
-    assert lines[0] == "started" and len(lines) == 2
+    assert lines[0] == "started" and len(lines) == 3
     peak = float(re.fullmatch(r"random_batches for rmat-20: peak host RSS ([\d.]+) GiB \(high-water mark\)",
                               lines[1]).group(1))
     assert 0 < peak <= peak_rss_gib() + 0.01
+
+
+def test_the_log_ends_with_where_the_wall_time_went(tmp_path):
+    log = tmp_path / "job.log"
+    with jobs.script_errors("summary", "all datasets", log) as write:
+        write.lap("start and imports")
+        time.sleep(0.2)
+        write.lap("work")
+        time.sleep(0.1)
+        write.lap("writing")
+        time.sleep(0.05)
+        write.lap("work")  # a phase that recurs adds up
+    last = log.read_text().splitlines()[-1]
+    match = re.fullmatch(r"summary for all datasets: wall time ([\d.]+) s: start and imports ([\d.]+), "
+                         r"work ([\d.]+), writing ([\d.]+), other ([\d.]+)", last)
+    total, imports, work, writing, other = map(float, match.groups())
+    assert 0.24 <= work < 1.0 and 0.09 <= writing < 0.5 and other < 0.5
+    # counted from the process's start, so the interpreter's own start and this test session are in it
+    assert imports > 0.1 and abs(total - (imports + work + writing + other)) < 0.05
+    assert total == pytest.approx(time.time() - jobs.process_start(), abs=1.0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_process_start_is_when_the_interpreter_started():
+    import subprocess
+
+    before = time.time()
+    out = subprocess.run([sys.executable, "-c", "import time; from dynpr.snakemake_jobs import process_start; "
+                          "print(process_start(), time.time())"], capture_output=True, text=True, check=True).stdout
+    start, now = map(float, out.split())
+    assert before - 0.05 <= start <= now and now - start < 30
 
 
 def test_read_input_names_the_file_and_the_fix(tmp_path):

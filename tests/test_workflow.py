@@ -27,7 +27,7 @@ APPROACHES = ["static", "nd", "dt", "df", "dfp"]
 FIGURES = ["temporal_runtime_error", "random_runtime", "random_error", "kahn", "temporal_per_batch_CollegeMsg"]
 # need GPU results (bench, compare_backends): not targets until those exist
 GPU_FIGURES = ["gpu_vs_cpu", "static_comparison", "partition_ablation", "kahn_bench"]
-UPSTREAM = {"prepare", "temporal_base", "temporal_batches", "random_batches", "download"}
+UPSTREAM = {"prepare", "temporal_batches", "random_batches", "download"}
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None and not (Path(sys.executable).parent / "snakemake").exists(),
                                 reason="snakemake is not installed")

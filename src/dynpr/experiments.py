@@ -36,7 +36,7 @@ from dynpr.hostmem import GIB, rss_line
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.results import git_commit, make_row, timestamp
-from dynpr.snakemake_jobs import Log, fraction_label, no_log, read_input
+from dynpr.snakemake_jobs import Log, fraction_label, no_lap, no_log, read_input
 
 
 def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
@@ -288,6 +288,7 @@ def run_dataset(
     repeat: int = 1,
     log: Log = no_log,
     commit: str | None = None,
+    lap: Log = no_lap,
 ) -> list[dict]:
     """One dataset's experiment from its files, as the workflow's ``run_experiment`` runs it.
 
@@ -309,6 +310,9 @@ def run_dataset(
         Batch file of each fraction, in run order.
     base_path : path, optional
         The temporal experiment's base graph (``temporal_base.npz``).
+    lap : callable
+        Books the time since its previous call to a phase (:meth:`dynpr.snakemake_jobs.JobLog.lap`):
+        ``load and checks`` here, with the GPU upload.
 
     Returns
     -------
@@ -342,6 +346,7 @@ def run_dataset(
         start = to_resident(start)
         graph = to_resident(graph) if experiment == "temporal" else start
         log(f"{dataset}: uploaded in {time.perf_counter() - uploading:.1f} s; host copy dropped; {rss_line()}")
+    lap("load and checks")
     rows = run_batches(experiment, dataset, start, BatchFiles(batch_paths), approaches, options, backend=backend,
                        reference_tolerance=reference_tolerance, repeat=repeat, log=log, commit=commit)
     del start

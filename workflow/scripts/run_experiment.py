@@ -12,6 +12,7 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     from dynpr.experiments import options_from_config, run_dataset
     from dynpr.results import to_frame, write_csv
 
+    log.lap("start and imports")
     p = snakemake.params
     options, reference_tolerance = options_from_config(p.pagerank)
     log(f"{snakemake.wildcards.dataset}: {p.experiment} experiment, approaches {' '.join(p.approaches)}, "
@@ -19,5 +20,7 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     rows = run_dataset(p.experiment, snakemake.wildcards.dataset, snakemake.input.graph,
                        dict(zip(p.fractions, snakemake.input.batches, strict=True)), p.approaches, options,
                        base_path=getattr(snakemake.input, "base", None), backend=p.backend,
-                       reference_tolerance=reference_tolerance, repeat=p.repeat, log=log)
+                       reference_tolerance=reference_tolerance, repeat=p.repeat, log=log, lap=log.lap)
+    log.lap("work")
     write_csv(to_frame(rows), snakemake.output[0])
+    log.lap("writing")

@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import threading
+import time
 from pathlib import Path
 
 from dynpr.designs import APPROACH_FLAGS, CLASS_LANES, nvrtc_defines
@@ -39,6 +40,14 @@ COMPILE_OPTIONS = compile_options()
 #: seconds a module build may take before a line says it is compiling (loading a cached one is quicker)
 COMPILE_NOTICE_S = 1.0
 log = logging.getLogger("dynpr.gpu")
+# seconds this process spent building modules (compiling, or loading CuPy's cached binary), per source
+_BUILD_SECONDS: dict[str, float] = {}
+
+
+def build_seconds() -> float:
+    """Seconds this process has spent in :func:`module` builds (NVRTC compiles or cache loads, and
+    loading onto the device): the share of a job's time that is kernel compiles (dynpr.snakemake_jobs)."""
+    return sum(_BUILD_SECONDS.values())
 
 
 def kernel_cache_dir() -> str:
@@ -217,10 +226,13 @@ def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], coop
     ``contribution``: the stored contributions' dtype (:data:`dynpr.designs.CONTRIBUTION_TYPES`).
     """
     cupy = require_cupy()
+    started = time.perf_counter()
     with compile_notice(source):  # get_function compiles (or loads from CuPy's cache)
         raw = cupy.RawModule(code=inline_source(source), options=compile_options(contribution),
                              name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
-        return Kernels({name: raw.get_function(name) for name in templates + plain})
+        kernels = Kernels({name: raw.get_function(name) for name in templates + plain})
+    _BUILD_SECONDS[source] = _BUILD_SECONDS.get(source, 0.0) + time.perf_counter() - started
+    return kernels
 
 
 def pagerank_kernels(contribution: str = "float64") -> Kernels:
