@@ -181,7 +181,8 @@ def fraction_label(fraction: float) -> str:
 
 
 def gpu_machine_missing(reason: str) -> str:
-    """One line when ``reason`` (the config's GPU work) meets a machine without a usable CUDA device, else "".
+    """One line when ``reason`` (the run's GPU work: the config's, or rule bench) meets a machine without a
+    usable CUDA device, else "".
 
     The probe runs in a child process, so the Snakemake process itself never holds a CUDA
     context on a device its GPU jobs claim (docs/scaling.md).
@@ -192,5 +193,6 @@ def gpu_machine_missing(reason: str) -> str:
              "sys.exit(0 if gpu_available() else 3)")
     if subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0:
         return ""
-    return (f"dynpr: the config asks for GPU work ({reason}) but CuPy sees no CUDA device here; run it on a GPU "
-            "machine with the 'gpu' extra installed, or use backend: auto/cpu and compare_backends: false")
+    return (f"dynpr: this run asks for GPU work ({reason}) but CuPy sees no CUDA device here; run it on a GPU "
+            "machine with the 'gpu' extra installed, or leave it out (backend: auto/cpu, compare_backends: false, "
+            "no bench target)")
