@@ -449,6 +449,7 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
         Without a CUDA device (:data:`NO_GPU`).
     """
     from dynpr.backend import device_name
+    from dynpr.gpu import loader
     from dynpr.results import git_commit
 
     require_gpu()
@@ -457,6 +458,9 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
     progress = Progress(log)
     progress(f"{device}, commit {commit}; at most {params.repeats} runs or {params.budget_s:g} s per variant "
              "and graph")
+    # every module the tables use, compiled at once rather than each at its first variant's solve
+    built = loader.build_modules((*loader.RUN_MODULES, loader.baseline_kernels, loader.static_variant_kernels))
+    progress(f"GPU kernels built or loaded in {built:.1f} s")
     static_graphs = {name: graphs[name] for name in params.graphs}
     write_csv_atomic(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, progress,
                                      budget_s=params.budget_s, naive_variants=params.naive_variants,

@@ -295,7 +295,8 @@ def run_dataset(
     The prepared graph is memory-mapped and checked (:meth:`Graph.load`); every batch
     file is checked against the graph it was made for before any run. With the GPU
     backend the experiment's device memory is planned first
-    (:func:`dynpr.gpu.memory.check_experiment_fits`, one line when it does not fit),
+    (:func:`dynpr.gpu.memory.check_experiment_fits`, one line when it does not fit), every
+    kernel module of the run is built at once (:func:`dynpr.gpu.loader.build_modules`),
     the graph is uploaded and its host copy dropped, so the host holds one copy of
     the graph at most, and only while it loads. Then :func:`run_batches` and
     :func:`run_kahn` on the full graph.
@@ -312,7 +313,8 @@ def run_dataset(
         The temporal experiment's base graph (``temporal_base.npz``).
     lap : callable
         Books the time since its previous call to a phase (:meth:`dynpr.snakemake_jobs.JobLog.lap`):
-        ``load and checks`` here, with the GPU upload.
+        ``load and checks`` here, with the GPU upload and the kernel builds
+        (:func:`dynpr.gpu.loader.build_modules`, every module of the run at once).
 
     Returns
     -------
@@ -336,12 +338,14 @@ def run_dataset(
     log(f"{dataset}: graph {graph.num_vertices} vertices, {graph.num_edges} edges "
         f"({graph.nbytes / GIB:.2f} GiB) loaded and checked in {time.perf_counter() - started:.1f} s; {rss_line()}")
     if backend == "gpu":
+        from dynpr.gpu.loader import build_modules
         from dynpr.gpu.memory import check_experiment_fits
         from dynpr.gpu.resident import to_resident
 
         plan = check_experiment_fits(start.num_vertices, max(start.num_edges, graph.num_edges), largest_batch,
                                      approaches, options, repeat=repeat, temporal=experiment == "temporal")
         log(f"{dataset}: GPU memory plan: {plan}")
+        log(f"{dataset}: GPU kernels built or loaded in {build_modules():.1f} s (all at once, not batch by batch)")
         uploading = time.perf_counter()
         start = to_resident(start)
         graph = to_resident(graph) if experiment == "temporal" else start
