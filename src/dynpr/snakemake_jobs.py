@@ -68,9 +68,10 @@ class JobLog:
         now = time.time()
         parts = [f"{phase} {seconds:.2f}" for phase, seconds in self.seconds.items()]
         parts.append(f"other {now - self._last:.2f}")
-        # only a job that used the GPU imported the loader; importing it here would cost every other job
+        # only a job that may use the GPU imported the loader; importing it here would cost every other job
         loader = sys.modules.get("dynpr.gpu.loader")
-        builds = f" (GPU kernel builds {loader.build_seconds():.2f} s of it)" if loader else ""
+        built = loader.build_seconds() if loader else 0.0
+        builds = f" (GPU kernel builds {built:.2f} s of it)" if built else ""
         return f"wall time {now - self._start:.2f} s: {', '.join(parts)}{builds}"
 
     def close(self) -> None:
