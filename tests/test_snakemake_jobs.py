@@ -131,3 +131,31 @@ def test_job_stops_when_its_snakemake_is_killed(tmp_path):
     if not stopped:
         os.kill(child, signal.SIGKILL)
     assert stopped, "the job kept running after its Snakemake was killed"
+
+
+def test_pipeline_time_sums_the_jobs_wall_time_lines_per_rule(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "pipeline_time.py"
+    spec = importlib.util.spec_from_file_location("pipeline_time", path)
+    pipeline_time = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pipeline_time)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "a.log").write_text(
+        "progress\nrun_experiment for a: wall time 10.00 s: start and imports 1.00, load and checks 2.00, "
+        "work 6.50, writing 0.50, other 0.00 (GPU kernel builds 3.00 s of it)\n")
+    (tmp_path / "run" / "b.log").write_text(
+        "run_experiment for b: wall time 5.00 s: start and imports 1.00, work 4.00, other 0.00\n")
+    (tmp_path / "no_line.log").write_text("a job that failed\n")
+    with jobs.script_errors("summary", "all datasets", tmp_path / "summary.log") as write:
+        write.lap("start and imports")
+    times = pipeline_time.job_times(tmp_path)
+    assert [(t["rule"], t["target"]) for t in times] == [("run_experiment", "a"), ("run_experiment", "b"),
+                                                         ("summary", "all datasets")]
+    assert times[0]["GPU kernel builds"] == 3.0 and times[0]["load and checks"] == 2.0
+    lines = pipeline_time.table(times, snakemake_s=times[2]["wall"] + 20.0).splitlines()
+    assert lines[0] == ("| rule | jobs | wall s | start and imports s | load and checks s | work s | writing s | "
+                        "other s | GPU kernel builds s |")
+    assert lines[2] == "| run_experiment | 2 | 15.0 | 2.0 | 2.0 | 10.5 | 0.5 | 0.0 | 3.0 |"
+    assert lines[-1].startswith("| Snakemake itself (start, DAG, between jobs) | | 5.0 |")
