@@ -118,3 +118,7 @@ def test_model_within_a_quarter_of_every_exact_peak_the_h100_pipeline_logged():
     off = [f"{row['job']}: model {model:.0f} MiB, peak {peak:.0f} MiB" for row, model, peak in jobs
            if not 0.75 <= model / peak <= 1.25]
     assert not off, off
+    # the one job per dataset of every fraction (issue 45) is modelled at the largest fraction
+    assert compare.rule_of("random_batches_rmat-26_0.1") == ("random_batches", "rmat-26", 0.1)
+    assert compare.rule_of("random_batches_rmat-26-ef32") == ("random_batches", "rmat-26-ef32", compare.LARGEST_FRACTION)
+    assert compare.rule_of("temporal_batches_sx-mathoverflow")[:2] == ("temporal_batches", "sx-mathoverflow")
