@@ -37,7 +37,8 @@ def test_a_job_that_succeeds_ends_its_log_with_its_peak_memory(tmp_path):
     assert 0 < peak <= peak_rss_gib() + 0.01
 
 
-def test_the_log_ends_with_where_the_wall_time_went(tmp_path):
+def test_the_log_ends_with_where_the_wall_time_went(tmp_path, monkeypatch):
+    monkeypatch.delitem(sys.modules, "dynpr.gpu.loader", raising=False)  # as in a job that never used the GPU
     log = tmp_path / "job.log"
     with jobs.script_errors("summary", "all datasets", log) as write:
         write.lap("start and imports")
@@ -55,6 +56,19 @@ def test_the_log_ends_with_where_the_wall_time_went(tmp_path):
     # counted from the process's start, so the interpreter's own start and this test session are in it
     assert imports > 0.1 and abs(total - (imports + work + writing + other)) < 0.05
     assert total == pytest.approx(time.time() - jobs.process_start(), abs=1.0)
+
+
+def test_a_job_that_built_gpu_kernels_says_how_long(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    log = tmp_path / "job.log"
+    for built, suffix in ((0.0, ""), (2.5, " (GPU kernel builds 2.50 s of it)")):
+        monkeypatch.setitem(sys.modules, "dynpr.gpu.loader", SimpleNamespace(build_seconds=lambda: built))
+        with jobs.script_errors("run_experiment", "CollegeMsg", log) as write:
+            write.lap("work")
+        last = log.read_text().splitlines()[-1]
+        assert last.startswith("run_experiment for CollegeMsg: wall time ") and last.endswith(suffix)
+        assert ("GPU kernel builds" in last) == bool(built)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
