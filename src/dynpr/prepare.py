@@ -13,21 +13,17 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dynpr.atomic_files import sha256_file, write_text_atomic
+from dynpr.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.hostmem import build_bytes, check_host_fits
+from dynpr.readers import EdgeData, read_edges
+from dynpr.rmat import generation_backend, rmat_graph
 from dynpr.validate import check_ids, read_graph_npz
-
-# The readers (pandas), the catalog (jsonschema) and the R-MAT generator are imported where a graph
-# is built: the batch and run jobs only load prepared graphs and skip their import time.
-if TYPE_CHECKING:
-    from dynpr.catalog import Dataset
-    from dynpr.readers import EdgeData
 
 log = logging.getLogger("dynpr.prepare")
 
@@ -195,8 +191,6 @@ def load_dataset(dataset: Dataset, source: str | Path | None = None, *,
         if not self_loops:
             raise InputError(f"{dataset.name}: a generated graph always has a self-loop on every vertex; "
                              "--no-self-loops needs an edge-list file")
-        from dynpr.rmat import generation_backend, rmat_graph
-
         where = generation_backend(dataset.scale, dataset.edge_factor, backend)
         graph = rmat_graph(dataset.scale, dataset.edge_factor, dataset.seed, backend=where)
         log.info("%s: generated R-MAT scale %d edge factor %d on the %s in %.2f s", dataset.name, dataset.scale,
@@ -235,8 +229,6 @@ def read_dataset(dataset: Dataset, source: str | Path | None = None) -> tuple[Ed
     if dataset.sha256 is not None and digest != dataset.sha256 and Path(source).name == dataset.file_name:
         raise ChecksumError(f"{source}: sha256 {digest} differs from the catalog's {dataset.sha256}; "
                          "the file is corrupt or modified: restore it or download again")
-    from dynpr.readers import read_edges
-
     return read_edges(source, dataset.format), digest
 
 
@@ -260,8 +252,6 @@ def prepare(dataset: str | Dataset, npz_path: str | Path, json_path: str | Path,
     dict
         The stats written to ``json_path``.
     """
-    from dynpr.catalog import Dataset, get_dataset
-
     ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
     t0 = time.perf_counter()
     graph, temporal, stats, digest = load_dataset(ds, source, backend=backend)
@@ -286,8 +276,6 @@ def _record_download(ds: Dataset, source: str | Path | None, digest: str | None)
     """Lock a downloaded file's sha256 and size once its counts matched the catalog."""
     source = Path(source) if source is not None else ds.source_path
     if digest is not None and ds.embedded is None and source is not None and source.name == ds.file_name:
-        from dynpr.catalog import record_verified
-
         record_verified(ds, source, digest)
 
 
@@ -386,9 +374,6 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
         If ``self_loops`` is false for a prepared graph whose input had self-loops
         (or whose ``.json`` is missing).
     """
-    from dynpr.catalog import get_dataset, load_catalog
-    from dynpr.readers import read_edges
-
     path = Path(graph)
     if path.is_file():
         if path.suffix == ".npz":
