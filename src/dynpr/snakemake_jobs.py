@@ -46,10 +46,10 @@ class JobLog:
     :meth:`breakdown` is the one-line sum that ends the log of a job that succeeds.
     """
 
-    def __init__(self, path: str | Path | None, start: float | None = None):
+    def __init__(self, path: str | Path | None):
         self._handle = open(path, "a", buffering=1) if path else None
-        self._start = self._last = process_start() if start is None else start
-        self.seconds: dict[str, float] = {}
+        self._start = self._last = process_start()
+        self._seconds: dict[str, float] = {}
 
     def __call__(self, message: str) -> None:
         if self._handle:
@@ -58,7 +58,7 @@ class JobLog:
     def lap(self, phase: str) -> None:
         """Book the seconds since the previous lap to ``phase`` (added up when it recurs)."""
         now = time.time()
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self._last
+        self._seconds[phase] = self._seconds.get(phase, 0.0) + now - self._last
         self._last = now
 
     def breakdown(self) -> str:
@@ -66,7 +66,7 @@ class JobLog:
         when the job built or loaded CUDA modules (:func:`dynpr.gpu.loader.build_seconds`, inside
         whichever phase built them)."""
         now = time.time()
-        parts = [f"{phase} {seconds:.2f}" for phase, seconds in self.seconds.items()]
+        parts = [f"{phase} {seconds:.2f}" for phase, seconds in self._seconds.items()]
         parts.append(f"other {now - self._last:.2f}")
         # only a job that may use the GPU imported the loader; importing it here would cost every other job
         loader = sys.modules.get("dynpr.gpu.loader")
