@@ -75,10 +75,15 @@ if "timing" not in workflow.global_resources:
 
 
 onstart:
-    if GPU_WORK:
+    # GPU-only work of this run: the config's, or rule bench asked for by name (`snakemake bench` with
+    # backend: auto); refused here, after the DAG and before any job (no graph built for nothing)
+    _gpu_work = GPU_WORK or (
+        "rule bench" if any(j.rule.name == "bench" for j in workflow.dag.needrun_jobs()) else ""
+    )
+    if _gpu_work:
         from dynpr.pipeline.jobs import gpu_machine_missing
 
-        if missing := gpu_machine_missing(GPU_WORK):
+        if missing := gpu_machine_missing(_gpu_work):
             print(missing, file=sys.stderr)
             raise SystemExit(1)
     if SKIPPED_FIGURES:

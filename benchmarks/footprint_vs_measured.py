@@ -29,12 +29,16 @@ BOUND = (0.75, 1.25)
 
 
 def rule_of(job: str) -> tuple[str, str, float] | None:
-    """(rule, dataset, fraction) of a benchmark file's name, e.g. ``random_batches_rmat-26_0.1``; None
-    for a job of several datasets (``bench``, modelled by :func:`dynpr.pipeline.footprint.bench_bytes`)."""
+    """(rule, dataset, fraction) of a benchmark file's name, e.g. ``random_batches_rmat-26_0.1`` (a job per
+    fraction, before issue 45) or ``random_batches_rmat-26`` (a job of every fraction, modelled at the
+    largest); None for a job of several datasets (``bench``, modelled by :func:`dynpr.pipeline.footprint.bench_bytes`)."""
     for rule in ("random_batches", "temporal_batches"):
         if job.startswith(rule + "_"):
-            dataset, fraction = job.removeprefix(rule + "_").rsplit("_", 1)
-            return rule, dataset, float(fraction)
+            dataset, _, fraction = job.removeprefix(rule + "_").rpartition("_")
+            try:
+                return rule, dataset, float(fraction)
+            except ValueError:
+                return rule, job.removeprefix(rule + "_"), LARGEST_FRACTION
     for prefix, rule in (("prepare_", "prepare"), ("temporal_base_", "temporal_base")):
         if job.startswith(prefix):
             return rule, job.removeprefix(prefix), 0.0

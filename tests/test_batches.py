@@ -395,11 +395,14 @@ def test_batch_file_errors(tmp_path):
 
 
 def run_script(script, tmp_path, dataset, output, **params):
-    """Run a workflow script the way Snakemake's ``script:`` does, with a stand-in ``snakemake`` object."""
-    log = tmp_path / f"{Path(output).name}.log"
+    """Run a workflow script the way Snakemake's ``script:`` does, with a stand-in ``snakemake`` object
+    (``output``: a list, or a dict of named outputs)."""
+    log = tmp_path / f"{script}_{len(list(tmp_path.iterdir()))}.log"
+    names = output if isinstance(output, dict) else {}
+    files = [f for v in names.values() for f in (v if isinstance(v, list) else [v])] if names else output
     snakemake = SimpleNamespace(
-        rule=script, input=[str(tmp_path / "graph.npz")], output=[str(output)], log=[str(log)],
-        params=SimpleNamespace(**params), wildcards=SimpleNamespace(dataset=dataset),
+        rule=script, input=[str(tmp_path / "graph.npz")], output=SimpleNamespace(**names) if names else files,
+        log=[str(log)], params=SimpleNamespace(**params), wildcards=SimpleNamespace(dataset=dataset),
     )
     runpy.run_path(str(ROOT / "workflow" / "scripts" / f"{script}.py"), init_globals={"snakemake": snakemake})
     return log.read_text()
@@ -411,23 +414,29 @@ def test_workflow_scripts_write_what_the_library_computes(tmp_path):
     Graph.from_edges(src, dst, 40).save(tmp_path / "graph.npz", temporal_src=src, temporal_dst=dst,
                                          temporal_time=np.arange(600, dtype=np.int64))
 
-    log = run_script("make_temporal_base", tmp_path, "toy", tmp_path / "base.npz", base_fraction=0.9)
+    outputs = {"base": tmp_path / "base.npz", "batches": [tmp_path / "t1.npz", tmp_path / "t2.npz"]}
+    log = run_script("make_temporal_batches", tmp_path, "toy", outputs, fractions=[0.02, 0.05], base_fraction=0.9,
+                     num_batches=5)
     base, expected, stats = temporal_batches(src, dst, 40, 0.9, 0.02, 5)
     assert edge_set(Graph.load(tmp_path / "base.npz")) == edge_set(base)
     assert "540 of 600 temporal edges" in log
-
-    log = run_script("make_temporal_batches", tmp_path, "toy", tmp_path / "t.npz",
-                     base_fraction=0.9, fraction=0.02, num_batches=5)
-    got = read_batches(tmp_path / "t.npz")
+    got = read_batches(tmp_path / "t1.npz")
     assert [pairs(b.ins_src, b.ins_dst) for b in got] == [pairs(b.ins_src, b.ins_dst) for b in expected]
     assert f"inserted {stats.inserted.sum()}," in log and "short batches" in log
-    assert read_batch_params(tmp_path / "t.npz")["batch_size"] == 12
+    assert read_batch_params(tmp_path / "t1.npz")["batch_size"] == 12
+    assert read_batch_params(tmp_path / "t2.npz")["batch_size"] == 30  # each fraction its own file
+    # the log ends with where the job's wall time went, every phase booked
+    last = log.splitlines()[-1]
+    assert last.startswith("make_temporal_batches for toy: wall time ")
+    assert all(f"{phase} " in last for phase in ("start and imports", "load and checks", "work", "writing"))
 
-    params = dict(fraction=0.1, insert_share=0.8, repeats=2, seed=42)
-    run_script("make_random_batches", tmp_path, "toy", tmp_path / "r1.npz", **params)
-    log = run_script("make_random_batches", tmp_path, "toy", tmp_path / "r2.npz", **params)
+    params = dict(fractions=[0.1, 0.2], insert_share=0.8, repeats=2, seed=42)
+    run_script("make_random_batches", tmp_path, "toy", [tmp_path / "r1.npz", tmp_path / "q1.npz"], **params)
+    log = run_script("make_random_batches", tmp_path, "toy", [tmp_path / "r2.npz", tmp_path / "q2.npz"], **params)
     assert sha256(tmp_path / "r1.npz") == sha256(tmp_path / "r2.npz")
+    assert sha256(tmp_path / "q1.npz") == sha256(tmp_path / "q2.npz") != sha256(tmp_path / "r1.npz")
     graph = Graph.load(tmp_path / "graph.npz")
     direct = random_batch(graph, 0.1, 0.8, batch_rng(42, "toy", 0.1, 1))
     assert np.array_equal(read_batches(tmp_path / "r1.npz")[1].ins_src, direct.ins_src)
     assert f"{direct.insertions}/{direct.insertions} insertions" in log
+    assert read_batch_params(tmp_path / "q1.npz")["fraction"] == 0.2

@@ -178,6 +178,65 @@ def test_kahn_cases_are_the_dags_the_report_graphs_and_the_bench_graphs(tmp_path
 def test_kahn_columns_and_drivers_are_the_interface():
     # claims rows read these tables: the column set and driver names are a contract
     assert bench.KAHN_COLUMNS == ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels",
-                                  "processed", "time_ms", "us_per_level", "speedup_vs_cpu", "benchmark", "dataset",
-                                  "backend")
+                                  "processed", "time_ms", "us_per_level", "speedup_vs_cpu", "repeats", "benchmark",
+                                  "dataset", "backend")
     assert bench.KAHN_DRIVERS == ("cpu", "levels", "persistent", "two_phase", "host_removal", "dense", "dense_shared")
+
+
+class FakeClock:
+    """A clock each run advances by its own cost."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_budgeted_runs_stop_at_the_budget_or_the_repeats():
+    clock = FakeClock()
+
+    def solve(seconds):
+        def run():
+            clock.now += seconds
+            return seconds
+        return run
+
+    # milliseconds: every repeat fits; seconds: the first run (it may compile) and one more
+    assert len(bench.budgeted_runs(solve(0.05), 5, 1.0, clock)) == 5
+    assert len(bench.budgeted_runs(solve(1.4), 5, 1.0, clock)) == 2
+    assert len(bench.budgeted_runs(solve(0.3), 5, 1.0, clock)) == 5  # the fifth starts at 0.9 s, within the budget
+    assert len(bench.budgeted_runs(solve(0.4), 5, 1.0, clock)) == 4  # runs after the first at 0, 0.4 and 0.8 s; at 1.2 s it stops
+    assert len(bench.budgeted_runs(solve(9.0), 5, 0.0, clock)) == 1
+    assert len(bench.budgeted_runs(solve(0.0), 1, 1.0, clock)) == 1
+
+
+def test_static_plan_keeps_the_naive_variants_on_small_graphs_only():
+    variants = ("classes", "pull_thread", "pull_tiled", "hybrid_thread_warp")
+    plan = bench.static_plan({"rmat-20": 17_000_000, "rmat-22": 70_000_000}, variants,
+                             ["pull_thread", "pull_tiled"], 20_000_000)
+    assert plan == {"rmat-20": list(variants), "rmat-22": ["classes", "hybrid_thread_warp"]}
+    with pytest.raises(ValueError, match=r"bench.naive_variants: \['pull_thred'\] are not kernel variants"):
+        bench.static_plan({}, variants, ["pull_thred"], 1)
+
+
+def test_the_configured_bench_names_real_variants_and_keeps_the_ordering_claims_pairs():
+    # every pair the R000 claims compare shares a graph: the naive designs keep the small ones
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())["bench"]
+    from dynpr.io.catalog import get_dataset
+    from dynpr.designs import VARIANTS
+    from dynpr.pipeline.footprint import dataset_counts
+
+    edges = {g: dataset_counts(get_dataset(g)).edges for g in config["graphs"]}
+    plan = bench.static_plan(edges, VARIANTS, config["naive_variants"], config["naive_max_edges"])
+    for slow, fast in (("push_atomic", "pull_thread"), ("pull_thread", "pull_tiled"), ("pull_tiled", "hybrid_thread_warp")):
+        assert sum(slow in kept and fast in kept for kept in plan.values()) >= 4
+    assert plan["rmat-22"] == [v for v in VARIANTS if v not in config["naive_variants"]]
+
+
+def test_progress_lines_carry_the_seconds_since_the_bench_started():
+    clock, lines = FakeClock(), []
+    progress = bench.Progress(lines.append, clock)
+    clock.now = 12.34
+    progress("rmat-20 classes")
+    assert lines == ["[   12.3 s] rmat-20 classes"] and progress.elapsed() == pytest.approx(12.34)

@@ -54,3 +54,48 @@ def test_first_compile_on_the_device_is_announced(monkeypatch, caplog, tmp_path)
     with caplog.at_level("INFO", logger="dynpr.gpu"):
         loader.module.__wrapped__("notice.cu", (), ("notice",))
     assert any(r.getMessage().startswith("compiling GPU kernels of notice.cu") for r in caplog.records)
+
+
+def test_build_seconds_count_each_module_build(monkeypatch, tmp_path):
+    monkeypatch.setattr(loader, "require_cupy", lambda: _FakeCupy)
+    monkeypatch.setattr(loader, "inline_source", lambda name: "")
+    monkeypatch.setattr(_SlowModule, "delay", 0.2)
+    monkeypatch.setattr(loader, "_BUILD_SECONDS", {})
+    loader.module.__wrapped__("a.cu", (), ("k",))
+    loader.module.__wrapped__("b.cu", (), ("k",))
+    assert 0.4 <= loader.build_seconds() < 2.0
+
+
+def test_modules_build_at_once_each_on_its_own_thread(monkeypatch):
+    monkeypatch.setattr(loader, "require_cupy", lambda: _FakeCupy)
+    built = []
+
+    def builder(name):
+        def build():
+            time.sleep(0.3)  # as NVRTC, it lets the other threads run
+            built.append(name)
+        return build
+
+    wall = loader.build_modules(tuple(builder(n) for n in "abcde"))
+    assert sorted(built) == list("abcde")
+    assert 0.3 <= wall < 1.2  # overlapped: five builds of 0.3 s in about one's time
+
+
+def test_a_failed_build_is_the_callers_error(monkeypatch):
+    monkeypatch.setattr(loader, "require_cupy", lambda: _FakeCupy)
+
+    def broken():
+        raise FileNotFoundError("CUDA source kernels/x.cu not found")
+
+    with pytest.raises(FileNotFoundError, match="x.cu not found"):
+        loader.build_modules((broken,))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")
+def test_after_build_modules_a_run_finds_every_module_built():
+    loader.build_modules()
+    for build in loader.RUN_MODULES:
+        started = time.perf_counter()
+        build()
+        assert time.perf_counter() - started < 0.05, build.__name__  # the process's own cache, no build

@@ -22,8 +22,8 @@ if job == "prepare":
     from dynpr.io.prepare import prepare
     prepare(kw["dataset"], kw["npz"], kw["json"], backend="cpu")
 elif job == "random_batches":
-    from dynpr.pipeline.files import random_batch_file
-    random_batch_file(kw["npz"], kw["out"], kw["dataset"], kw["fraction"], 0.8, 1, 42)
+    from dynpr.pipeline.files import random_batch_files
+    random_batch_files(kw["npz"], {kw["fraction"]: kw["out"]}, kw["dataset"], 0.8, 1, 42)
 elif job == "run_experiment":
     from dynpr.evaluation.experiments import run_dataset
     run_dataset("random", kw["dataset"], kw["npz"], {kw["fraction"]: kw["out"]}, ["static", "dfp"], backend="cpu")
@@ -111,10 +111,14 @@ def test_model_within_a_quarter_of_every_exact_peak_the_h100_pipeline_logged():
     spec = importlib.util.spec_from_file_location("footprint_vs_measured", script)
     compare = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(compare)
-    tsv = script.parents[1] / "docs" / "measurements" / "scale_pipeline_765058a" / "benchmarks.tsv"
+    tsv = script.parents[1] / "docs" / "measurements" / "scale" / "pipeline_765058a" / "benchmarks.tsv"
     jobs = compare.model_and_peak(tsv)
     assert {row["job"].split("_")[0] for row, _, _ in jobs} >= {"prepare", "random", "run", "temporal"}
     assert len(jobs) == 55
     off = [f"{row['job']}: model {model:.0f} MiB, peak {peak:.0f} MiB" for row, model, peak in jobs
            if not 0.75 <= model / peak <= 1.25]
     assert not off, off
+    # the one job per dataset of every fraction (issue 45) is modelled at the largest fraction
+    assert compare.rule_of("random_batches_rmat-26_0.1") == ("random_batches", "rmat-26", 0.1)
+    assert compare.rule_of("random_batches_rmat-26-ef32") == ("random_batches", "rmat-26-ef32", compare.LARGEST_FRACTION)
+    assert compare.rule_of("temporal_batches_sx-mathoverflow")[:2] == ("temporal_batches", "sx-mathoverflow")

@@ -416,6 +416,7 @@ def test_kahn_table_rows_for_every_driver(tmp_path):
                        "CollegeMsg": csr}
     assert (table["time_ms"] > 0).all() and (table["benchmark"] == "kahn").all()
     assert table.loc[table["graph"] == "dag-depth30", "levels"].eq(30).all()
+    assert table["repeats"].between(1, 2).all() and (table.loc[table["driver"] != "cpu", "repeats"] == 2).all()
 
 
 def test_too_big_graph_fails_before_upload(monkeypatch):

@@ -29,7 +29,7 @@ APPROACHES = ["static", "nd", "dt", "df", "dfp"]
 FIGURES = ["temporal_runtime_error", "random_runtime", "random_error", "kahn", "temporal_per_batch_CollegeMsg"]
 # need GPU results (bench, compare_backends): not targets until those exist
 GPU_FIGURES = ["gpu_vs_cpu", "static_comparison", "partition_ablation", "kahn_bench"]
-UPSTREAM = {"prepare", "temporal_base", "temporal_batches", "random_batches", "download"}
+UPSTREAM = {"prepare", "temporal_batches", "random_batches", "download"}
 
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None and not (Path(sys.executable).parent / "snakemake").exists(),
                                 reason="snakemake is not installed")
@@ -228,9 +228,30 @@ def test_gpu_work_without_a_gpu_is_refused_before_any_job(workflow, option):
                           text=True, timeout=300)
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
-    assert "dynpr: the config asks for GPU work" in out and "CuPy sees no CUDA device" in out, out[-2000:]
+    assert "dynpr: this run asks for GPU work" in out and "CuPy sees no CUDA device" in out, out[-2000:]
     assert "Traceback" not in out
     assert "rule run_experiment_on_backend" not in out and "rule bench" not in out  # nothing started
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the refusal on a machine without a GPU")
+def test_bench_without_a_gpu_is_refused_in_one_line_before_any_graph_is_built(tmp_path):
+    # the default config (backend: auto) and a fresh folder: the bench's R-MAT graphs would be built first
+    for name in ("Snakefile", "workflow", "config.yaml"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, tmp_path / name)
+    (tmp_path / "datasets").mkdir()
+    shutil.copy(REPO / "datasets" / "catalog.yaml", tmp_path / "datasets")
+    (tmp_path / "datasets" / "embedded").symlink_to(REPO / "datasets" / "embedded")
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    started = time.monotonic()
+    proc = subprocess.run([exe, "--cores", "1", "bench"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - started
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and elapsed < 20, (elapsed, out[-2000:])
+    ours = [line for line in out.splitlines() if line.startswith("dynpr:")]
+    assert len(ours) == 1 and "GPU work (rule bench)" in ours[0] and "CuPy sees no CUDA device" in ours[0], out
+    assert "Traceback" not in out and "CalledProcessError" not in out
+    assert not (tmp_path / "results" / "graphs").exists()  # nothing prepared, no job started
+    assert "rule prepare" not in out
 
 
 def test_claims_read_the_benchmark_tables_of_a_gpu_config(workflow):

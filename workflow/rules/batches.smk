@@ -1,5 +1,7 @@
 # Batch updates (paper section 5.1.4) from prepared graphs: temporal slices for
-# temporal datasets, 80/20 random batches for static ones. Targets: batch_targets().
+# temporal datasets, 80/20 random batches for static ones. One job per dataset writes
+# every fraction's file (the graph loaded once); rerun one dataset's batches with
+# --forcerun results/batches/{dataset}/<any of its files>. Targets: batch_targets().
 
 
 rule all_batches:
@@ -7,40 +9,22 @@ rule all_batches:
         all_batch_targets(),
 
 
-rule temporal_base:
-    input:
-        "results/graphs/{dataset}.npz",
-    output:
-        "results/batches/{dataset}/temporal_base.npz",
-    log:
-        "results/logs/batches/{dataset}/temporal_base.log",
-    benchmark:
-        "results/benchmarks/temporal_base_{dataset}.tsv"
-    conda:
-        "../envs/dynpr.yaml"
-    resources:
-        mem_mb=batches_mem_mb("temporal_base"),
-    params:
-        base_fraction=config["temporal"]["base_fraction"],
-    script:
-        "../scripts/make_temporal_base.py"
-
-
 rule temporal_batches:
     input:
         "results/graphs/{dataset}.npz",
     output:
-        "results/batches/{dataset}/temporal_{fraction}.npz",
+        base="results/batches/{dataset}/temporal_base.npz",
+        batches=batch_outputs("temporal"),
     log:
-        "results/logs/batches/{dataset}/temporal_{fraction}.log",
+        "results/logs/batches/{dataset}/temporal.log",
     benchmark:
-        "results/benchmarks/temporal_batches_{dataset}_{fraction}.tsv"
+        "results/benchmarks/temporal_batches_{dataset}.tsv"
     conda:
         "../envs/dynpr.yaml"
     resources:
         mem_mb=batches_mem_mb("temporal_batches"),
     params:
-        fraction=lambda wildcards: float(wildcards.fraction),
+        fractions=batch_fractions("temporal"),
         base_fraction=config["temporal"]["base_fraction"],
         num_batches=config["temporal"]["num_batches"],
     script:
@@ -51,17 +35,17 @@ rule random_batches:
     input:
         "results/graphs/{dataset}.npz",
     output:
-        "results/batches/{dataset}/random_{fraction}.npz",
+        batch_outputs("random"),
     log:
-        "results/logs/batches/{dataset}/random_{fraction}.log",
+        "results/logs/batches/{dataset}/random.log",
     benchmark:
-        "results/benchmarks/random_batches_{dataset}_{fraction}.tsv"
+        "results/benchmarks/random_batches_{dataset}.tsv"
     conda:
         "../envs/dynpr.yaml"
     resources:
         mem_mb=batches_mem_mb("random_batches"),
     params:
-        fraction=lambda wildcards: float(wildcards.fraction),
+        fractions=batch_fractions("random"),
         insert_share=config["random"]["insert_share"],
         repeats=config["random"]["repeats"],
         seed=config["seed"],

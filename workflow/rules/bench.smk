@@ -1,7 +1,7 @@
 # GPU kernel benchmarks on the pipeline's prepared graphs and batch files: part of `figures`
 # with `backend: gpu` (the bench figures plot these tables), or alone: `snakemake --cores 1 bench`.
 # Parameters: config.yaml's `bench` section, the seed and the reference tolerance.
-# Needs a CUDA device; without one the job fails with "bench needs a GPU: ...".
+# Needs a CUDA device: without one the Snakefile's onstart refuses the run in one line, before any job.
 
 
 rule bench:

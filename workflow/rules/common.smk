@@ -43,7 +43,6 @@ CATALOG = load_catalog("datasets/catalog.yaml")
 
 wildcard_constraints:
     dataset=r"[A-Za-z0-9_.+-]+",
-    fraction=r"[0-9.]+(e-?[0-9]+)?",
 
 
 # --- datasets (datasets.smk) ---
@@ -84,8 +83,10 @@ def prepare_mem_mb(wildcards):
 
 
 def batches_mem_mb(rule):
-    """`mem_mb` of a batch rule's job, its fraction from the wildcards."""
-    return lambda wildcards: job_mem_mb(rule, wildcards.dataset, float(wildcards.get("fraction", 0.0)))
+    """`mem_mb` of a batch rule's job: the peak at its largest fraction (one fraction's batches are held
+    at a time)."""
+    kind = rule.split("_")[0]
+    return lambda wildcards: job_mem_mb(rule, wildcards.dataset, max(batch_fractions(kind)))
 
 
 def prepare_gpus_of(dataset):
@@ -133,6 +134,18 @@ def peers_mem_mb(wildcards):
 
 
 # --- batches (batches.smk) ---
+
+
+def batch_fractions(kind):
+    """Fractions the `kind` (temporal or random) batch job of a dataset writes: the experiment's, in
+    config order, then those only the bench's ablation reads."""
+    fractions = [float(f) for f in config[kind]["batch_fractions"]]
+    return fractions + [float(f) for f in config["bench"]["fractions"] if float(f) not in fractions]
+
+
+def batch_outputs(kind):
+    """Output patterns of a batch job, one per :func:`batch_fractions` (the dataset a wildcard)."""
+    return [f"results/batches/{{dataset}}/{kind}_{fraction_label(f)}.npz" for f in batch_fractions(kind)]
 
 
 def batch_targets(dataset):

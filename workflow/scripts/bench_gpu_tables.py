@@ -9,7 +9,9 @@ from dynpr.pipeline.jobs import script_errors
 with script_errors(snakemake.rule, "results/bench", snakemake.log[0]) as log, claim_device(report=log):
     from dynpr.evaluation import bench
 
+    log.lap("start and imports")
     p = snakemake.params
     graphs = dict(zip(p.bench_graphs, snakemake.input.graphs, strict=True))
     batch_files = [bench.BatchFile(**f) for f in p.batch_files]
     bench.write_tables(graphs, batch_files, p, snakemake.output, log=log)
+    log.lap("work")

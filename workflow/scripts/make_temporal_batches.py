@@ -1,10 +1,12 @@
-"""Rule temporal_batches: consecutive insertion batches after the temporal base (paper 5.1.4)."""
+"""Rule temporal_batches: a temporal graph's base and its insertion batches at every fraction (paper 5.1.4)."""
 
 from dynpr.pipeline.jobs import script_errors
 
 with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]) as log:
-    from dynpr.pipeline.files import temporal_batch_file
+    from dynpr.pipeline.files import temporal_batch_files
 
+    log.lap("start and imports")
     p = snakemake.params
-    log(temporal_batch_file(snakemake.input[0], snakemake.output[0], snakemake.wildcards.dataset, p.fraction,
-                            p.base_fraction, p.num_batches))
+    temporal_batch_files(snakemake.input[0], snakemake.output.base,
+                         dict(zip(p.fractions, snakemake.output.batches, strict=True)), snakemake.wildcards.dataset,
+                         p.base_fraction, p.num_batches, log=log, lap=log.lap)

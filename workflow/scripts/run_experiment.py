@@ -13,6 +13,7 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     from dynpr.graph.npz_files import check_mapped_files_unchanged
     from dynpr.evaluation.results import to_frame, write_csv
 
+    log.lap("start and imports")
     p = snakemake.params
     options, reference_tolerance = options_from_config(p.pagerank)
     log(f"{snakemake.wildcards.dataset}: {p.experiment} experiment, approaches {' '.join(p.approaches)}, "
@@ -20,6 +21,8 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     rows = run_dataset(p.experiment, snakemake.wildcards.dataset, snakemake.input.graph,
                        dict(zip(p.fractions, snakemake.input.batches, strict=True)), p.approaches, options,
                        base_path=getattr(snakemake.input, "base", None), backend=p.backend,
-                       reference_tolerance=reference_tolerance, repeat=p.repeat, log=log)
+                       reference_tolerance=reference_tolerance, repeat=p.repeat, log=log, lap=log.lap)
+    log.lap("work")
     check_mapped_files_unchanged()  # no runs file from a graph or batch file rewritten in place meanwhile
     write_csv(to_frame(rows), snakemake.output[0])
+    log.lap("writing")

@@ -8,10 +8,12 @@ ablation, the batch files ``results/batches/{name}/*`` the experiments use
 seed), with config.yaml's ``bench`` section as parameters. It writes
 
 - ``static_variants.csv``: Static PageRank per graph and kernel variant
-  (:data:`dynpr.designs.VARIANTS`), median of ``repeats`` runs, with ms per
-  iteration, edges per second and the achieved bandwidth under :data:`MODEL`
-  as a share of the device-to-device copy bandwidth measured in the same
-  process;
+  (:data:`dynpr.designs.VARIANTS`), median of the runs a time budget allows
+  (:func:`budgeted_runs`, at most ``repeats``; the ``repeats`` column says how
+  many), with ms per iteration, edges per second and the achieved bandwidth under
+  :data:`MODEL` as a share of the device-to-device copy bandwidth measured in the
+  same process; the slow naive designs (``naive_variants``) only on graphs of at
+  most ``naive_max_edges`` edges, which show their ordering at a fraction of the cost;
 - ``partition_ablation.csv``: every approach per partition level (the paper's
   Fig. 1) for the paper's design (``partitioned``) and the default, on every
   batch of each batch file, with the L1 error against the reference and the
@@ -31,7 +33,9 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,12 +52,12 @@ MODEL = ("bytes/iteration = 8(n+1) in_offsets + 4m sources + 8m gathered contrib
 # dynpr.evaluation.plots.read_bench selects rows by.
 STATIC_COLUMNS = ("graph", "variant", "device", "git_commit", "vertices", "edges", "iterations", "time_ms",
                   "ms_per_iteration", "edges_per_second", "bytes_per_iteration", "achieved_gbps", "copy_gbps",
-                  "bandwidth_share", "model", "benchmark", "dataset", "backend")
+                  "bandwidth_share", "model", "repeats", "benchmark", "dataset", "backend")
 ABLATION_COLUMNS = ("graph", "approach", "partition", "batch_fraction", "time_ms", "device", "git_commit",
                     "variant", "batch_index", "iterations", "l1_error", "affected", "partition_ms", "mark_ms",
                     "compute_ms", "benchmark", "dataset", "backend")
 KAHN_COLUMNS = ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels", "processed", "time_ms",
-                "us_per_level", "speedup_vs_cpu", "benchmark", "dataset", "backend")
+                "us_per_level", "speedup_vs_cpu", "repeats", "benchmark", "dataset", "backend")
 
 
 def bytes_per_iteration(n: int, m: int) -> int:
@@ -62,8 +66,8 @@ def bytes_per_iteration(n: int, m: int) -> int:
 
 
 def static_row(graph: str, variant: str, n: int, m: int, iterations: int, time_ms: float, copy_gbps: float,
-               device: str, commit: str) -> dict:
-    """One ``static_variants.csv`` row from a measured run.
+               device: str, commit: str, repeats: int = 1) -> dict:
+    """One ``static_variants.csv`` row from a measured run (``time_ms`` the median of ``repeats``).
 
     Raises
     ------
@@ -79,7 +83,7 @@ def static_row(graph: str, variant: str, n: int, m: int, iterations: int, time_m
             "iterations": iterations, "time_ms": time_ms, "ms_per_iteration": time_ms / iterations,
             "edges_per_second": m * iterations / seconds, "bytes_per_iteration": per_iteration,
             "achieved_gbps": achieved, "copy_gbps": copy_gbps, "bandwidth_share": achieved / copy_gbps,
-            "model": MODEL, "benchmark": "static_comparison", "dataset": graph, "backend": "gpu"}
+            "model": MODEL, "repeats": repeats, "benchmark": "static_comparison", "dataset": graph, "backend": "gpu"}
 
 
 NO_GPU = ("bench needs a GPU: no CUDA device visible through CuPy here; run it on a GPU machine "
@@ -207,6 +211,46 @@ def gather_ms(in_offsets, sources, repeats: int = 10) -> float:
     return gather_total(hub_first_sources(in_offsets, sources), cupy.full(n, 1.0 / n), repeats=repeats)[1]
 
 
+def budgeted_runs(run, repeats: int, budget_s: float, clock=time.perf_counter) -> list:
+    """``run()`` once, then again while fewer than ``repeats`` runs and less than ``budget_s`` seconds of
+    wall time (``clock``) spent on the runs after the first (which may compile kernels): a solve of
+    seconds is timed twice, one of milliseconds ``repeats`` times."""
+    results = [run()]
+    started = clock()
+    while len(results) < repeats and clock() - started < budget_s:
+        results.append(run())
+    return results
+
+
+def static_plan(graphs: dict[str, int], variants, naive_variants, naive_max_edges: int) -> dict[str, list[str]]:
+    """Variants to time on each graph (name -> edges): every one of ``variants``, except the
+    ``naive_variants`` on graphs of more than ``naive_max_edges`` edges.
+
+    Raises
+    ------
+    ValueError
+        If a naive variant is not among ``variants``.
+    """
+    unknown = sorted(set(naive_variants) - set(variants))
+    if unknown:
+        raise ValueError(f"bench.naive_variants: {unknown} are not kernel variants; known: {list(variants)}")
+    return {name: [v for v in variants if v not in naive_variants or edges <= naive_max_edges]
+            for name, edges in graphs.items()}
+
+
+class Progress:
+    """Progress lines with the seconds since the bench started, so its log shows where time goes."""
+
+    def __init__(self, log=print, clock=time.perf_counter):
+        self._log, self._clock, self._started = log, clock, clock()
+
+    def __call__(self, message: str) -> None:
+        self._log(f"[{self.elapsed():7.1f} s] {message}")
+
+    def elapsed(self) -> float:
+        return self._clock() - self._started
+
+
 @dataclass(frozen=True)
 class BatchFile:
     """One batch file of the ablation: ``batches`` updates ``graph`` (random batches, each on its
@@ -226,8 +270,11 @@ def load_graph(path: str | Path):
 
 
 def static_variants(graphs: dict[str, str], variants, repeats: int, device: str, commit: str,
-                    log=print) -> pd.DataFrame:
-    """Static PageRank of every variant on every graph (name -> prepared file; median time of ``repeats`` runs)."""
+                    log=print, *, budget_s: float = float("inf"), naive_variants=(),
+                    naive_max_edges: int = 0) -> pd.DataFrame:
+    """Static PageRank of every variant on every graph (name -> prepared file): the median time of
+    :func:`budgeted_runs` (at most ``repeats``, ``budget_s`` seconds), the naive variants only where
+    :func:`static_plan` keeps them."""
     from dynpr import pagerank
     from dynpr.pagerank.options import PageRankOptions
 
@@ -237,17 +284,22 @@ def static_variants(graphs: dict[str, str], variants, repeats: int, device: str,
     for name, path in graphs.items():
         graph = load_graph(path)
         n, m = graph.num_vertices, graph.num_edges
-        for variant in variants:
-            runs = [pagerank.static(graph, PageRankOptions(variant=variant), backend="gpu") for _ in range(repeats)]
+        timed = static_plan({name: m}, variants, naive_variants, naive_max_edges)[name]
+        if len(timed) < len(variants):
+            log(f"{name}: {m} edges > bench.naive_max_edges {naive_max_edges}: "
+                f"{', '.join(v for v in variants if v not in timed)} left out")
+        for variant in timed:
+            runs = budgeted_runs(partial(pagerank.static, graph, PageRankOptions(variant=variant), backend="gpu"),
+                                 repeats, budget_s)
             iterations = {r.iterations for r in runs}
             if len(iterations) != 1:
                 raise RuntimeError(f"{name}/{variant}: iteration counts differ between runs: {sorted(iterations)}")
             row = static_row(name, variant, n, m, runs[0].iterations,
-                             statistics.median(r.time_ms for r in runs), bandwidth, device, commit)
+                             statistics.median(r.time_ms for r in runs), bandwidth, device, commit, len(runs))
             rows.append(row)
             log(f"{name:16s} {variant:16s} it={row['iterations']:3d} {row['time_ms']:9.3f} ms "
                 f"{row['ms_per_iteration'] * 1e3:8.1f} us/it {row['achieved_gbps']:7.0f} GB/s "
-                f"share {row['bandwidth_share']:.2f}")
+                f"share {row['bandwidth_share']:.2f} ({len(runs)} runs)")
     return pd.DataFrame(rows, columns=STATIC_COLUMNS)
 
 
@@ -331,9 +383,11 @@ def kahn_cases(params, graphs: dict[str, str]):
         yield name, load_graph(graphs[name]).without_self_loops(), None
 
 
-def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> pd.DataFrame:
+def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print,
+               budget_s: float = float("inf")) -> pd.DataFrame:
     """CPU Kahn and the GPU drivers on every graph of ``cases`` (:func:`kahn_cases`); the dense driver
-    where a case has a matrix. GPU times are medians of ``repeats``.
+    where a case has a matrix. GPU times are medians of :func:`budgeted_runs` (at most ``repeats``,
+    ``budget_s`` seconds per driver and graph).
 
     Raises
     ------
@@ -349,10 +403,11 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
         cpu = kahn(graph, backend="cpu")
         results = {"cpu": [cpu]}
         for driver in CSR_DRIVERS:
-            results[driver] = [gpu_kahn(graph, driver=driver) for _ in range(repeats)]
+            results[driver] = budgeted_runs(partial(gpu_kahn, graph, driver=driver), repeats, budget_s)
         if matrix is not None:
-            results["dense"] = [kahn_dense(matrix) for _ in range(repeats)]
-            results["dense_shared"] = [kahn_dense(matrix, shared_memory=True) for _ in range(repeats)]
+            results["dense"] = budgeted_runs(partial(kahn_dense, matrix), repeats, budget_s)
+            results["dense_shared"] = budgeted_runs(partial(kahn_dense, matrix, shared_memory=True), repeats,
+                                                    budget_s)
         for driver, runs in results.items():
             first = runs[0]
             if (first.levels, first.processed) != (cpu.levels, cpu.processed):
@@ -363,9 +418,9 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print) -> 
                          "git_commit": commit, "vertices": n, "edges": graph.num_edges, "levels": first.levels,
                          "processed": first.processed, "time_ms": t,
                          "us_per_level": t * 1e3 / max(first.levels, 1), "speedup_vs_cpu": cpu.time_ms / t,
-                         "benchmark": "kahn", "dataset": name, "backend": "cpu" if driver == "cpu" else "gpu"})
+                         "repeats": len(runs), "benchmark": "kahn", "dataset": name, "backend": "cpu" if driver == "cpu" else "gpu"})
             log(f"{name:16s} {driver:10s} levels={first.levels:6d} {t:10.3f} ms "
-                f"{t * 1e3 / max(first.levels, 1):8.2f} us/level  x{cpu.time_ms / t:.1f} vs CPU")
+                f"{t * 1e3 / max(first.levels, 1):8.2f} us/level  x{cpu.time_ms / t:.1f} vs CPU ({len(runs)} runs)")
         del graph, matrix  # before the next case is built
     return pd.DataFrame(rows, columns=KAHN_COLUMNS)
 
@@ -380,13 +435,13 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
     batch_files : list of BatchFile
         The ablation's batch files.
     params
-        config.yaml's ``bench`` section (``graphs``, ``repeats``, ``kahn_vertices``,
-        ``kahn_edges``, ``kahn_depth``, ``kahn_report_sizes``, ``kahn_report_density``) plus
-        ``seed`` and ``reference_tolerance``.
+        config.yaml's ``bench`` section (``graphs``, ``repeats``, ``budget_s``, ``naive_variants``,
+        ``naive_max_edges``, ``kahn_vertices``, ``kahn_edges``, ``kahn_depth``, ``kahn_report_sizes``,
+        ``kahn_report_density``) plus ``seed`` and ``reference_tolerance``.
     outputs
         ``static``, ``ablation`` and ``kahn``: the tables' paths.
     log : callable
-        Progress lines.
+        Progress lines, each with the seconds since the bench started, and each table's time.
 
     Raises
     ------
@@ -394,13 +449,26 @@ def write_tables(graphs: dict[str, str], batch_files, params, outputs, log=print
         Without a CUDA device (:data:`NO_GPU`).
     """
     from dynpr.backend import device_name
+    from dynpr.gpu import loader
     from dynpr.evaluation.results import git_commit
 
     require_gpu()
+    static_plan({}, VARIANTS, params.naive_variants, params.naive_max_edges)  # a typo fails before any solve
     commit, device = git_commit(), device_name("gpu")
-    log(f"{device}, commit {commit}")
+    progress = Progress(log)
+    progress(f"{device}, commit {commit}; at most {params.repeats} runs or {params.budget_s:g} s per variant "
+             "and graph")
+    # every module the tables use, compiled at once rather than each at its first variant's solve
+    built = loader.build_modules((*loader.RUN_MODULES, loader.baseline_kernels, loader.static_variant_kernels))
+    progress(f"GPU kernels built or loaded in {built:.1f} s")
     static_graphs = {name: graphs[name] for name in params.graphs}
-    write_csv_atomic(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, log), outputs.static)
-    write_csv_atomic(kahn_table(kahn_cases(params, graphs), device, commit, log=log), outputs.kahn)
+    write_csv_atomic(static_variants(static_graphs, VARIANTS, params.repeats, device, commit, progress,
+                                     budget_s=params.budget_s, naive_variants=params.naive_variants,
+                                     naive_max_edges=params.naive_max_edges), outputs.static)
+    progress(f"{outputs.static} written")
+    write_csv_atomic(kahn_table(kahn_cases(params, graphs), device, commit, repeats=params.repeats, log=progress,
+                                budget_s=params.budget_s), outputs.kahn)
+    progress(f"{outputs.kahn} written")
     write_csv_atomic(partition_ablation(batch_files, graphs, ABLATION_VARIANTS, params.reference_tolerance, device, commit,
-                                   log=log), outputs.ablation)
+                                   log=progress), outputs.ablation)
+    progress(f"{outputs.ablation} written; bench done")

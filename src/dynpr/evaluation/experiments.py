@@ -37,7 +37,7 @@ from dynpr.graph.hostmem import GIB, rss_line
 from dynpr.pagerank import l1_error, reference, static, update
 from dynpr.pagerank.options import PageRankOptions, PageRankResult
 from dynpr.evaluation.results import git_commit, make_row, timestamp
-from dynpr.pipeline.jobs import Log, fraction_label, no_log, read_input
+from dynpr.pipeline.jobs import Log, fraction_label, no_lap, no_log, read_input
 
 
 def options_from_config(pagerank: Mapping) -> tuple[PageRankOptions, float]:
@@ -341,13 +341,15 @@ def run_dataset(
     repeat: int = 1,
     log: Log = no_log,
     commit: str | None = None,
+    lap: Log = no_lap,
 ) -> list[dict]:
     """One dataset's experiment from its files, as the workflow's ``run_experiment`` runs it.
 
     The prepared graph is memory-mapped and checked (:meth:`Graph.load`); every batch
     file is checked against the graph it was made for before any run. With the GPU
     backend the experiment's device memory is planned first
-    (:func:`dynpr.gpu.memory.check_experiment_fits`, one line when it does not fit),
+    (:func:`dynpr.gpu.memory.check_experiment_fits`, one line when it does not fit), every
+    kernel module of the run is built at once (:func:`dynpr.gpu.loader.build_modules`),
     the graph is uploaded and its host copy dropped, so the host holds one copy of
     the graph at most, and only while it loads. Then :func:`run_batches` and
     :func:`run_kahn` on the full graph.
@@ -362,6 +364,10 @@ def run_dataset(
         Batch file of each fraction, in run order.
     base_path : path, optional
         The temporal experiment's base graph (``temporal_base.npz``).
+    lap : callable
+        Books the time since its previous call to a phase (:meth:`dynpr.pipeline.jobs.JobLog.lap`):
+        ``load and checks`` here, with the GPU upload and the kernel builds
+        (:func:`dynpr.gpu.loader.build_modules`, every module of the run at once).
 
     Returns
     -------
@@ -385,6 +391,7 @@ def run_dataset(
     log(f"{dataset}: graph {graph.num_vertices} vertices, {graph.num_edges} edges "
         f"({graph.nbytes / GIB:.2f} GiB) loaded and checked in {time.perf_counter() - started:.1f} s; {rss_line()}")
     if backend == "gpu":
+        from dynpr.gpu.loader import build_modules
         from dynpr.gpu.memory import check_experiment_fits
         from dynpr.gpu.resident import to_resident
 
@@ -392,6 +399,7 @@ def run_dataset(
             start.num_vertices, max(start.num_edges, graph.num_edges), largest_batch, approaches, options,
             repeat=repeat, temporal=experiment == "temporal")
         log(f"{dataset}: GPU memory plan: {plan}")
+        log(f"{dataset}: GPU kernels built or loaded in {build_modules():.1f} s (all at once, not batch by batch)")
         uploading = time.perf_counter()
         start = to_resident(start)
         graph = to_resident(graph) if experiment == "temporal" else None
@@ -399,6 +407,7 @@ def run_dataset(
     else:
         plan_bytes = None
         graph = graph if experiment == "temporal" else None
+    lap("load and checks")
     slot = GraphSlot(start)
     del start  # the slot's is the only reference (the random experiment's graph is the start)
     rows = run_batches(experiment, dataset, slot, BatchFiles(batch_paths), approaches, options, backend=backend,

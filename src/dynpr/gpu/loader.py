@@ -19,6 +19,8 @@ import logging
 import os
 import re
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from dynpr.designs import APPROACH_FLAGS, CLASS_LANES, nvrtc_defines
@@ -39,6 +41,15 @@ COMPILE_OPTIONS = compile_options()
 #: seconds a module build may take before a line says it is compiling (loading a cached one is quicker)
 COMPILE_NOTICE_S = 1.0
 log = logging.getLogger("dynpr.gpu")
+# seconds this process spent building modules (compiling, or loading CuPy's cached binary), per source
+_BUILD_SECONDS: dict[str, float] = {}
+_BUILD_LOCK = threading.Lock()
+
+
+def build_seconds() -> float:
+    """Seconds this process has spent in :func:`module` builds (NVRTC compiles or cache loads, and
+    loading onto the device; summed over threads): a job's kernel compiles (dynpr.pipeline.jobs)."""
+    return sum(_BUILD_SECONDS.values())
 
 
 def kernel_cache_dir() -> str:
@@ -221,10 +232,14 @@ def module(source: str, templates: tuple[str, ...], plain: tuple[str, ...], coop
     ``contribution``: the stored contributions' dtype (:data:`dynpr.designs.CONTRIBUTION_TYPES`).
     """
     cupy = require_cupy()
+    started = time.perf_counter()
     with compile_notice(source):  # get_function compiles (or loads from CuPy's cache)
         raw = cupy.RawModule(code=inline_source(source), options=compile_options(contribution),
                              name_expressions=list(templates) or None, enable_cooperative_groups=cooperative)
-        return Kernels({name: raw.get_function(name) for name in templates + plain})
+        kernels = Kernels({name: raw.get_function(name) for name in templates + plain})
+    with _BUILD_LOCK:  # modules may build on threads of their own (build_modules)
+        _BUILD_SECONDS[source] = _BUILD_SECONDS.get(source, 0.0) + time.perf_counter() - started
+    return kernels
 
 
 def pagerank_kernels(contribution: str = "float64") -> Kernels:
@@ -277,3 +292,29 @@ def gather_kernel(dtype: str = "float64", hot: bool = False):
 def kahn_persistent_kernel():
     """``kahn_persistent`` from ``kernels/kahn_persistent.cu``, launched cooperatively."""
     return module("kahn_persistent.cu", (), ("kahn_persistent",), True)["kahn_persistent"]
+
+
+#: The modules a pipeline run of the default design uses (rule run_experiment): the default engine's
+#: per-iteration and whole-solve kernels, DT's BFS and Kahn's drivers.
+RUN_MODULES = (pagerank_kernels, persistent_kernels, dt_reachable_kernel, kahn_kernels, kahn_persistent_kernel)
+
+
+def build_modules(builders=RUN_MODULES) -> float:
+    """Build every module of ``builders`` now, each on a thread of its own, and return the wall seconds.
+
+    On a fresh machine each module otherwise compiles at the first call that needs it, one after
+    another inside the timed work; here the NVRTC compiles overlap (CuPy releases the GIL while NVRTC
+    runs; where it did not, they would take their serial time, no more). Later calls, and later
+    processes through CuPy's disk cache, find them built.
+
+    Raises
+    ------
+    dynpr.errors.NoGpuError
+        Without a usable CUDA device (:func:`require_cupy`).
+    """
+    require_cupy()  # one clear error before any thread starts
+    started = time.perf_counter()
+    with ThreadPoolExecutor(len(builders), thread_name_prefix="dynpr-build") as pool:
+        for future in [pool.submit(build) for build in builders]:
+            future.result()
+    return time.perf_counter() - started

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Callable, Iterator
@@ -20,6 +21,62 @@ Log = Callable[[str], None]
 
 def no_log(message: str) -> None:
     """Default progress sink: drop the message."""
+
+
+def no_lap(phase: str) -> None:
+    """Default phase clock (:meth:`JobLog.lap`): book nothing."""
+
+
+def process_start() -> float:
+    """When this process started, as a :func:`time.time` value: its start tick in ``/proc/self/stat``
+    against the uptime (Linux), so that interpreter start and imports count; elsewhere now."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.time()
+
+
+class JobLog:
+    """A job's log file and where its wall time goes.
+
+    Calling it appends a line (flushed, so progress shows while the job runs). :meth:`lap`
+    books the time since the previous lap (or since the process started) to a phase;
+    :meth:`breakdown` is the one-line sum that ends the log of a job that succeeds.
+    """
+
+    def __init__(self, path: str | Path | None):
+        self._handle = open(path, "a", buffering=1) if path else None
+        self._start = self._last = process_start()
+        self._seconds: dict[str, float] = {}
+
+    def __call__(self, message: str) -> None:
+        if self._handle:
+            print(message, file=self._handle, flush=True)
+
+    def lap(self, phase: str) -> None:
+        """Book the seconds since the previous lap to ``phase`` (added up when it recurs)."""
+        now = time.time()
+        self._seconds[phase] = self._seconds.get(phase, 0.0) + now - self._last
+        self._last = now
+
+    def breakdown(self) -> str:
+        """``wall time T s: phase t, ..., other t`` in booking order; with ``(GPU kernel builds t)``
+        when the job built or loaded CUDA modules (:func:`dynpr.gpu.loader.build_seconds`, inside
+        whichever phase built them)."""
+        now = time.time()
+        parts = [f"{phase} {seconds:.2f}" for phase, seconds in self._seconds.items()]
+        parts.append(f"other {now - self._last:.2f}")
+        # only a job that may use the GPU imported the loader; importing it here would cost every other job
+        loader = sys.modules.get("dynpr.gpu.loader")
+        built = loader.build_seconds() if loader else 0.0
+        builds = f" (GPU kernel builds {built:.2f} s of it)" if built else ""
+        return f"wall time {now - self._start:.2f} s: {', '.join(parts)}{builds}"
+
+    def close(self) -> None:
+        if self._handle:
+            self._handle.close()
 
 
 def read_input(path: str | Path, reader: Callable):
@@ -69,12 +126,13 @@ def stop_with(pid: int | None) -> None:
 
 
 @contextlib.contextmanager
-def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[Log]:
+def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterator[JobLog]:
     """Run a workflow script's body; turn any failure into one clear line and exit 1.
 
-    Yields a function that appends a line to the log file (and flushes it), so
-    progress shows while the job runs; a job that succeeds ends its log with its
-    peak resident set (``VmHWM``). On an exception the full traceback goes
+    Yields the job's :class:`JobLog`: calling it appends a line to the log file (and flushes it), so
+    progress shows while the job runs; its ``lap`` books phases. A job that succeeds ends its log with
+    its peak resident set (``VmHWM``) and then where its wall time went (:meth:`JobLog.breakdown`,
+    counted from the process's start). On an exception the full traceback goes
     to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
     to stderr, which is what Snakemake shows the user.
 
@@ -92,26 +150,20 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
 
     exit_on_sigterm()  # a job Snakemake stops with SIGTERM still removes its temporary files
     stop_with(_ancestor("snakemake"))
-    handle = open(log_path, "a", buffering=1) if log_path else None
-
-    def log(message: str) -> None:
-        if handle:
-            print(message, file=handle, flush=True)
-
+    log = JobLog(log_path)
     try:
         yield log
         # exact, where Snakemake's max_rss samples every 30 s after a job's first 15 s
         log(f"{rule} for {target}: peak host RSS {peak_rss_gib():.2f} GiB (high-water mark)")
+        log(f"{rule} for {target}: {log.breakdown()}")
     except Exception as exc:  # every failure becomes one line for the user
         line = f"dynpr: {rule} for {target}: {describe(exc)}"
-        if handle:
-            handle.write(traceback.format_exc())
+        log(traceback.format_exc().rstrip())
         log(line)
         print(line, file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     finally:
-        if handle:
-            handle.close()
+        log.close()
 
 
 def describe(exc: BaseException) -> str:
@@ -130,7 +182,8 @@ def fraction_label(fraction: float) -> str:
 
 
 def gpu_machine_missing(reason: str) -> str:
-    """One line when ``reason`` (the config's GPU work) meets a machine without a usable CUDA device, else "".
+    """One line when ``reason`` (the run's GPU work: the config's, or rule bench) meets a machine without a
+    usable CUDA device, else "".
 
     The probe runs in a child process, so the Snakemake process itself never holds a CUDA
     context on a device its GPU jobs claim (docs/scaling.md).
@@ -141,5 +194,6 @@ def gpu_machine_missing(reason: str) -> str:
              "sys.exit(0 if gpu_available() else 3)")
     if subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0:
         return ""
-    return (f"dynpr: the config asks for GPU work ({reason}) but CuPy sees no CUDA device here; run it on a GPU "
-            "machine with the 'gpu' extra installed, or use backend: auto/cpu and compare_backends: false")
+    return (f"dynpr: this run asks for GPU work ({reason}) but CuPy sees no CUDA device here; run it on a GPU "
+            "machine with the 'gpu' extra installed, or leave it out (backend: auto/cpu, compare_backends: false, "
+            "no bench target)")
