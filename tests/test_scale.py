@@ -82,7 +82,7 @@ def test_scale_config_validates_and_names_catalog_graphs(repo_root):
     jsonschema.validate(merged, yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text()))
     catalog = load_catalog()
     sizes = [(catalog[name].scale, catalog[name].edge_factor) for name in scale["datasets"]]
-    assert sizes == [(24, 16), (25, 16), (26, 16), (26, 32), (28, 3), (27, 28)]
+    assert sizes == [(24, 16), (25, 16), (26, 16), (26, 32), (28, 3)]  # rmat-27-ef28 on an H200 only, by --config
 
 
 def test_dynamic_pagerank_equals_update_calls_on_the_cpu():
