@@ -99,3 +99,14 @@ def test_job_stops_when_its_snakemake_is_killed(tmp_path):
     if not stopped:
         os.kill(child, signal.SIGKILL)
     assert stopped, "the job kept running after its Snakemake was killed"
+
+
+@pytest.mark.parametrize("fractions,text", [
+    ([1e-3, 0.0010000001], "random.batch_fractions: 0.001 and 0.0010000001 share the file label 0.001"),
+    ([1e-2, 1e-3, 1e-3], "random.batch_fractions: 0.001 is given twice"),
+])
+def test_fractions_sharing_a_file_label_are_refused_naming_the_cause(fractions, text):
+    """Re-audit WEAK case: the workflow refused them without saying that their file names collide."""
+    jobs.check_fraction_labels({"random": {"batch_fractions": [1e-3, 1e-2]}, "temporal": {"batch_fractions": [1e-3]}})
+    with pytest.raises(ValueError, match=re.escape(f"config: {text}")):
+        jobs.check_fraction_labels({"random": {"batch_fractions": fractions}})

@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 from dynpr.io.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.errors import InputError
-from dynpr.pipeline.jobs import fraction_label
+from dynpr.pipeline.jobs import check_fraction_labels, fraction_label
 from dynpr.graph.validate import check_config_values as check_values_against_schema
 from dynpr.graph.validate import check_schema
 
@@ -27,6 +27,7 @@ def check_config():
     try:
         check_schema(config, schema, source)
         check_values_against_schema(config, schema, source)
+        check_fraction_labels(config, source)
     except InputError as err:
         raise WorkflowError(f"dynpr: {err}") from None
 
