@@ -173,9 +173,30 @@ def _text_blocks(fh, name: str, size: int | None = None):
         yield rest
 
 
+def log_long_read(path, text_bytes: int, block_bytes: int, records: int) -> int:
+    """Log a progress line for each block of a file of more than one block (a flood of comment lines
+    read without a word looks hung); return the bytes of text read with this block."""
+    if text_bytes:
+        log.info("%s: %s MB of text read, %s edges so far", path, f"{text_bytes / 1e6:,.0f}", f"{records:,}")
+    return text_bytes + block_bytes
+
+
+# a line with something other than blanks and a comment, at a block's start and after a newline (a search
+# for the newline first: ten times faster through a flood of comment lines than a multi-line ^)
+_FIRST_DATA_LINE = re.compile(rb"[ \t]*[^# \t\r\n]")
+_NEXT_DATA_LINE = re.compile(rb"\n[ \t]*[^# \t\r\n]")
+
+
+def has_data_line(block: bytes) -> bool:
+    """Whether a block of text has a line other than blanks and a ``#`` comment."""
+    return _FIRST_DATA_LINE.match(block) is not None or _NEXT_DATA_LINE.search(block) is not None
+
+
 def _parse_block(block: bytes, ncols: int) -> np.ndarray | None:
     """The ids of a block of whole lines as an int64 ``(records, ncols)`` array; None where it is not
     ``ncols`` non-negative integer ids per line."""
+    if not has_data_line(block):  # comments and blank lines only: no parse
+        return np.empty((0, ncols), dtype=np.int64)
     if odd_id_byte(block)[0]:
         return None
     try:
@@ -219,10 +240,11 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
     """
     path = Path(path)
     ncols = 3 if temporal else 2
-    blocks, records = [], 0
+    blocks, records, text_bytes = [], 0, 0
     try:
         with _open_text(path) as fh:
             for block in _text_blocks(fh, str(path)):
+                text_bytes = log_long_read(path, text_bytes, len(block), records)
                 values = _parse_block(block, ncols)
                 if values is None:
                     bad = _find_bad_line(path, ncols)
