@@ -24,9 +24,9 @@ import pandas as pd
 
 from dynpr.errors import InputError, ParseError
 from dynpr.graph.hostmem import BUILD_BYTES_PER_RECORD, check_host_fits
-from dynpr.io.id_text import odd_id_byte
+from dynpr.io.id_text import odd_character_reason, odd_id_byte
 from dynpr.io.readers import (_FIRST_DATA_LINE, _NEXT_DATA_LINE, MAX_LINE_BYTES, EdgeData, _first_bad_line, _lines,
-                              _open_text, _text_blocks, detect_format, log_long_read, odd_character_reason, read_matrix_market, read_snap,
+                              _open_text, _text_blocks, detect_format, log_long_read, read_matrix_market, read_snap,
                               read_suitesparse_tar)
 
 log = logging.getLogger("dynpr.io.edge_lists")

@@ -158,3 +158,23 @@ class DigitsOnly(io.RawIOBase):
             raise ValueError("an id that is not digits only")
         buffer[:len(data)] = data
         return len(data)
+
+
+# non-ASCII or control characters (a non-breaking space looks like a separator but is not one)
+_ODD_CHAR = re.compile(r"[^\x20-\x7e\t\r\n]")
+
+
+def odd_character_reason(text: str, *, labels: bool = False) -> str | None:
+    """Why a decoded line is no text of ids: binary data (a control character or undecodable
+    bytes), or, unless ``labels`` (whose text may be any Unicode), a non-ASCII character such as a
+    non-breaking space, which looks like a separator but is not one. None: neither."""
+    odd = _ODD_CHAR.search(text)
+    if odd is None:
+        return None
+    if odd.group() == "\ufffd" or ord(odd.group()) < 32:
+        return "binary data, not a text edge list"
+    if labels:
+        binary = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffd]", text)
+        return None if binary is None else "binary data, not a text edge list"
+    return (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
+            f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
