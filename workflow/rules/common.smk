@@ -72,7 +72,20 @@ def job_mem_mb(rule, dataset, fraction=0.0, gpu=False):
     """`mem_mb` of one job: its modelled peak host memory (dynpr.pipeline.footprint, from the catalog's counts)."""
     from dynpr.pipeline.footprint import job_bytes, mem_mb  # lazy: keeps NumPy out of module import
 
-    return mem_mb(job_bytes(rule, catalog_dataset(dataset), fraction=fraction, gpu=gpu))
+    needed = mem_mb(job_bytes(rule, catalog_dataset(dataset), fraction=fraction, gpu=gpu))
+    return within_limit(needed, f"{rule} on {dataset}")
+
+
+def within_limit(needed_mb, what):
+    """`needed_mb`, refused in one line where `--resources mem_mb` is lower (Snakemake would shrink it)."""
+    from dynpr.pipeline.footprint import check_memory_limit
+
+    limit = workflow.resource_settings.resources.get("mem_mb")
+    try:
+        check_memory_limit(needed_mb, getattr(limit, "value", limit), what)  # a Resource from the command line
+    except InputError as err:
+        raise WorkflowError(f"dynpr: {err}") from None
+    return needed_mb
 
 
 def prepare_mem_mb(wildcards):
@@ -308,7 +321,8 @@ def bench_mem_mb(wildcards):
 
     counts = [dataset_counts(catalog_dataset(d), gpu=True) for d in bench_graph_names()]
     bench = config["bench"]
-    return mem_mb(bench_bytes(counts, bench.get("kahn_report_sizes", ()), bench.get("kahn_report_density", 0.5)))
+    needed = mem_mb(bench_bytes(counts, bench.get("kahn_report_sizes", ()), bench.get("kahn_report_density", 0.5)))
+    return within_limit(needed, "bench")
 
 
 # The tables of rule bench that the bench figures plot.
