@@ -492,10 +492,12 @@ def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
     assert get_dataset("toy-temporal").size == good.stat().st_size
 
 
-def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, repo_root):
+def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, repo_root, monkeypatch):
     """The pipeline's case 3: a stale random-batch file that fits the graph is refused, no runs file written."""
     import runpy
     from types import SimpleNamespace
+
+    monkeypatch.setattr("dynpr.io.prepare.check_prepared_file", lambda *args: None)  # toy is in no catalog
 
     graph, other = small_graph(seed=1), small_graph(seed=2)  # same vertex count
     graph.save(tmp_path / "graph.npz")

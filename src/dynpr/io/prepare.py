@@ -24,7 +24,7 @@ from dynpr.graph.hostmem import build_bytes, check_host_fits
 from dynpr.io.edge_lists import EdgeListOptions, delimiter_option, read_graph_file
 from dynpr.io.readers import EdgeData
 from dynpr.generate.rmat import generation_backend, rmat_graph
-from dynpr.graph.validate import check_ids, read_graph_npz
+from dynpr.graph.validate import check_ids, npz_headers, read_graph_npz
 
 log = logging.getLogger("dynpr.io.prepare")
 
@@ -154,6 +154,26 @@ def check_counts(stats: dict, dataset: Dataset) -> None:
                 f"{published:,}; the source file is corrupt or different from upstream "
                 "(delete it and download again) or datasets/catalog.yaml is wrong"
             )
+
+
+def check_prepared_file(npz_path: str | Path, dataset: Dataset | str) -> None:
+    """Refuse a prepared graph whose vertex count (read from its ``.npy`` headers, nothing inflated) is
+    not the catalog's: a ``results/graphs/<name>.npz`` copied from, or left by, another graph.
+
+    Raises
+    ------
+    CountMismatchError
+        ``<path>: holds a graph of N vertices, but the catalog's <name> has M; ...``.
+    """
+    ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
+    offsets = npz_headers(npz_path, "prepared graph").get("offsets")
+    if ds.vertices is None or offsets is None or len(offsets[0]) != 1:
+        return  # nothing published to compare, or not a graph: reading it says so
+    vertices = offsets[0][0] - 1
+    if vertices != ds.vertices:
+        raise CountMismatchError(f"{npz_path}: holds a graph of {vertices:,} vertices, but the catalog's {ds.name} "
+                                 f"has {ds.vertices:,}: it is another graph's file; delete it and prepare it again "
+                                 f"(snakemake prepares results/graphs/{ds.name}.npz)")
 
 
 def generated_stats(graph: Graph) -> dict:
@@ -407,6 +427,7 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
     _check_no_edge_list(path, "a catalog dataset (the catalog says how it is read)", edge_list)
     prepared = Path(results) / f"{ds.name}.npz"
     if prepared.is_file() and self_loops:
+        check_prepared_file(prepared, ds)
         return _load_prepared(prepared)
     fetched = ds.kind != "generated" and not ds.source_path.is_file()
     if fetched:
