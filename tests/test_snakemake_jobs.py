@@ -110,3 +110,14 @@ def test_fractions_sharing_a_file_label_are_refused_naming_the_cause(fractions, 
     jobs.check_fraction_labels({"random": {"batch_fractions": [1e-3, 1e-2]}, "temporal": {"batch_fractions": [1e-3]}})
     with pytest.raises(ValueError, match=re.escape(f"config: {text}")):
         jobs.check_fraction_labels({"random": {"batch_fractions": fractions}})
+
+
+def test_ctrl_c_in_a_job_is_one_line_and_exit_130(tmp_path, capsys):
+    """Snakemake passes Ctrl-C on to its jobs: each printed a KeyboardInterrupt traceback."""
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit) as stop:
+        with jobs.script_errors("run_experiment", "g", log):
+            raise KeyboardInterrupt
+    assert stop.value.code == 130
+    assert capsys.readouterr().err.splitlines() == ["dynpr: run_experiment for g: interrupted"]
+    assert log.read_text().splitlines()[-1] == "dynpr: run_experiment for g: interrupted"

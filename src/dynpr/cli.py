@@ -18,7 +18,6 @@ import math
 import re
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dynpr import APPROACHES
@@ -96,6 +95,8 @@ _TOLERANCE = _number(0)
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # in main: Ctrl-C while it loads is one line
+
     try:
         return version("dynpr")
     except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
@@ -461,7 +462,8 @@ def _log_to_stderr() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``dynpr`` command line.
+    """Run the ``dynpr`` command line; Ctrl-C at any point of it (the imports of a subcommand
+    included) ends it with one line and exit status 130.
 
     Parameters
     ----------
@@ -474,6 +476,15 @@ def main(argv: list[str] | None = None) -> int:
         Exit status: 0 on success, 2 for bad arguments or input, 1 for a problem of
         the environment (no GPU, network, disk, memory); see :mod:`dynpr.errors`.
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("dynpr: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    """:func:`main`, Ctrl-C left to it."""
     from dynpr.graph.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
@@ -498,7 +509,4 @@ def main(argv: list[str] | None = None) -> int:
         named = message if message.startswith(str(args.graph)) else f"{args.graph}: {message}"
         print(f"dynpr: error: {named}", file=sys.stderr)
         return EXIT_RESOURCE
-    except KeyboardInterrupt:
-        print("dynpr: interrupted", file=sys.stderr)
-        return 130
     return 0

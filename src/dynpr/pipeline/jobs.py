@@ -78,7 +78,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     progress shows while the job runs; a job that succeeds ends its log with its
     peak resident set (``VmHWM``). On an exception the full traceback goes
     to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
-    to stderr, which is what Snakemake shows the user.
+    to stderr, which is what Snakemake shows the user; Ctrl-C ends it with one line and exit 130.
 
     Parameters
     ----------
@@ -111,6 +111,10 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
         log(line)
         print(line, file=sys.stderr, flush=True)
         raise SystemExit(1) from None
+    except KeyboardInterrupt:  # Ctrl-C reaches the jobs too: one line, not a traceback each
+        log(f"dynpr: {rule} for {target}: interrupted")
+        print(f"dynpr: {rule} for {target}: interrupted", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
     finally:
         if handle:
             handle.close()
