@@ -272,6 +272,22 @@ def _inputs(graph: str, *files: str | None) -> list[Path]:
     return [*paths, Path("results/graphs") / f"{dataset.name}.npz", dataset.source_path]
 
 
+def _check_cpu_run_fits(graph: str) -> None:
+    """Before a Matrix Market file is read, from its header: what a CPU run holds, the graph and the
+    engine (112 bytes per vertex, where reading and building it peak at 88), so that a graph that
+    could be read but not run on stops before minutes of reading."""
+    from dynpr.graph.hostmem import CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX, check_host_fits
+    from dynpr.io.prepare import matrix_market_size
+    from dynpr.pipeline.footprint import graph_bytes
+
+    size = matrix_market_size(graph)
+    if size is not None:
+        vertices, edges = size
+        check_host_fits(graph_bytes(vertices, edges, vertex_ids=False) + CPU_ENGINE_BYTES_PER_EDGE * edges
+                        + CPU_ENGINE_BYTES_PER_VERTEX * vertices,
+                        f"{graph}: PageRank on the CPU of {vertices:,} vertices and up to {edges:,} edges")
+
+
 def _run_pagerank(args) -> None:
     from dynpr import pagerank
     from dynpr.io import ranks
@@ -304,6 +320,8 @@ def _run_pagerank(args) -> None:
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations,
                               raise_on_max_iterations=args.fail_unconverged)
     backend = _backend(backend_name)
+    if backend == "cpu":
+        _check_cpu_run_fits(args.graph)
     started = time.perf_counter()
     _log.info("reading %s", args.graph)
     graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops, edge_list=_edge_list(args))
