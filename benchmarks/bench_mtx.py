@@ -2,8 +2,9 @@
 
 A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines) is written as
 ``.mtx`` and as a SuiteSparse-style ``<name>.tar.gz``, then read with
-:func:`dynpr.io.readers.read_matrix_market` / :func:`dynpr.io.readers.read_suitesparse_tar`, each in a
-child process of its own (peak RSS ``ru_maxrss`` of that child). One row per file goes to
+:func:`dynpr.io.readers.read_matrix_market` / :func:`dynpr.io.readers.read_suitesparse_tar`, and the
+``.mtx`` with ``scipy.io.mmread`` for reference, each in a child process of its own (peak RSS
+``ru_maxrss`` of that child). One row per file goes to
 ``results/bench/mtx.csv`` with device, commit and parameters.
 
 Usage: ``python benchmarks/bench_mtx.py --scale 20 --edge-factor 10``
@@ -26,13 +27,18 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
-def _read(path: str) -> tuple[float, int, float]:
+def _read(path: str, reader: str) -> tuple[float, int, float]:
+    import scipy.io
+
     from dynpr.io.readers import read_matrix_market, read_suitesparse_tar
 
     t0 = time.perf_counter()
-    edges = (read_suitesparse_tar if path.endswith(".tar.gz") else read_matrix_market)(path)
+    if reader == "scipy.io.mmread":
+        entries = scipy.io.mmread(path).nnz
+    else:
+        entries = len((read_suitesparse_tar if path.endswith(".tar.gz") else read_matrix_market)(path).src)
     seconds = time.perf_counter() - t0
-    return seconds, len(edges.src), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return seconds, entries, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def main(argv=None) -> None:
@@ -58,14 +64,16 @@ def main(argv=None) -> None:
         archive = Path(tmp) / "gen.tar.gz"
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(mtx, arcname="gen/gen.mtx")
-        for path in (mtx, archive):
+        # scipy.io.mmread: the reference the plain file is read against (issue 48), in the same run
+        for path, reader in ((mtx, "dynpr"), (mtx, "scipy.io.mmread"), (archive, "dynpr")):
             with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-                seconds, entries, peak_gib = pool.submit(_read, str(path)).result()
-            rows.append({"file": path.name, "bytes": path.stat().st_size, "entries": entries, "seconds": seconds,
+                seconds, entries, peak_gib = pool.submit(_read, str(path), reader).result()
+            rows.append({"file": path.name, "reader": reader, "bytes": path.stat().st_size, "entries": entries,
+                         "seconds": seconds,
                          "seconds_per_100M_lines": seconds / entries * 1e8, "peak_rss_gib": peak_gib,
                          "scale": args.scale, "edge_factor": args.edge_factor, "device": device_name("cpu"),
                          "git_commit": git_commit(ROOT), "timestamp": timestamp()})
-            print(f"{path.name}: {entries:,} entries in {seconds:.1f} s "
+            print(f"{path.name} ({reader}): {entries:,} entries in {seconds:.2f} s "
                   f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
                   flush=True)
     out = Path(args.out)

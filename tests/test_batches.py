@@ -408,7 +408,9 @@ def run_script(script, tmp_path, dataset, output, **params):
     return log.read_text()
 
 
-def test_workflow_scripts_write_what_the_library_computes(tmp_path):
+def test_workflow_scripts_write_what_the_library_computes(tmp_path, monkeypatch):
+    checked = []  # each script checks the prepared graph against the catalog first (toy is in none)
+    monkeypatch.setattr("dynpr.io.prepare.check_prepared_file", lambda *args: checked.append(args))
     rng = np.random.default_rng(8)
     src, dst = rng.integers(0, 40, 600).astype(np.int32), rng.integers(0, 40, 600).astype(np.int32)
     Graph.from_edges(src, dst, 40).save(tmp_path / "graph.npz", temporal_src=src, temporal_dst=dst,
@@ -440,3 +442,4 @@ def test_workflow_scripts_write_what_the_library_computes(tmp_path):
     assert np.array_equal(read_batches(tmp_path / "r1.npz")[1].ins_src, direct.ins_src)
     assert f"{direct.insertions}/{direct.insertions} insertions" in log
     assert read_batch_params(tmp_path / "q1.npz")["fraction"] == 0.2
+    assert checked == [(str(tmp_path / "graph.npz"), "toy")] * 3

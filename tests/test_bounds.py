@@ -238,16 +238,43 @@ def test_matrix_market_of_many_vertices_is_refused_by_the_per_vertex_cost(tmp_pa
     assert one_error_line(capsys, ["kahn", str(path)], EXIT_RESOURCE).startswith(f"dynpr: error: {path}: graph needs")
 
 
-def test_a_cpu_run_is_checked_for_what_it_holds_beyond_the_build(tmp_path, host_memory, capsys):
+def test_a_cpu_run_is_checked_for_what_it_holds_beyond_the_build(tmp_path, host_memory, capsys, monkeypatch):
     """Re-audit BAD case: the check budgeted the build's 88 bytes per vertex where a CPU run holds 114
-    (the graph and the engine), so graphs between the two passed and then exceeded the host."""
+    (the graph and the engine), so graphs between the two passed and then exceeded the host. The
+    CLI checks the run from the Matrix Market header, before reading anything; the engine checks it
+    again before it allocates (for any graph)."""
+    from dynpr.io import prepare
+
     n = 1_000_000
     path = tmp_path / "m.mtx"
-    path.write_text(f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} 1\n1 2\n")
-    host_memory(100 * n)  # the build's check passes (88 bytes per vertex); the run's engine does not fit
+    path.write_text(f"%%MatrixMarket matrix coordinate pattern symmetric\n{n} {n} 1\n1 2\n")
+    host_memory(100 * n)  # the build's check passes (88 bytes per vertex); the run does not fit
+    monkeypatch.setattr(prepare, "read_graph_file", lambda *args, **kwargs: pytest.fail("read before the check"))
     line = one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu"], EXIT_RESOURCE)
-    assert line.startswith(f"dynpr: error: {path}: PageRank on the CPU of 1,000,000 vertices and 1,000,001 edges "
+    assert line.startswith(f"dynpr: error: {path}: PageRank on the CPU of 1,000,000 vertices and up to 1,000,002 "
+                           "edges needs 0.14 GiB of host memory, 0.09 GiB available")
+    monkeypatch.undo()
+    host_memory(100 * n)
+    monkeypatch.setattr("dynpr.cli._check_cpu_run_fits", lambda graph: None)  # the engine's check, behind it
+    line = one_error_line(capsys, ["pagerank", str(path), "--backend", "cpu"], EXIT_RESOURCE)
+    assert line.startswith(f"dynpr: error: {path}: PageRank on the CPU of 1,000,000 vertices and 1,000,002 edges "
                            "needs 0.12 GiB of host memory, 0.09 GiB available")
+
+
+def test_the_run_check_reads_the_header_of_every_matrix_market_container(tmp_path):
+    from dynpr.io.prepare import matrix_market_size
+
+    mtx = b"%%MatrixMarket matrix coordinate real symmetric\n% c\n7 7 3\n1 2 .5\n2 3 1\n4 4 2\n"
+    (tmp_path / "m.mtx").write_bytes(mtx)
+    (tmp_path / "m.mtx.gz").write_bytes(gzip.compress(mtx))
+    with tarfile.open(tmp_path / "m.tar.gz", "w:gz") as tar:
+        info = tarfile.TarInfo("m/m.mtx")
+        info.size = len(mtx)
+        tar.addfile(info, io.BytesIO(mtx))
+    (tmp_path / "m.txt").write_text("1 2\n")
+    for name in ("m.mtx", "m.mtx.gz", "m.tar.gz"):
+        assert matrix_market_size(tmp_path / name) == (7, 2 * 3 + 7)  # both ways, and the self-loops
+    assert matrix_market_size(tmp_path / "m.txt") is None and matrix_market_size(tmp_path / "none.mtx") is None
 
 
 @pytest.mark.parametrize("gzipped", [False, True])

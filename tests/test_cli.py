@@ -170,3 +170,18 @@ def test_unconverged_runs_are_reported_or_fail(graph_file, capsys):
     assert main(["pagerank", str(graph_file), "--backend", "cpu", "--max-iterations", "2", "--fail-unconverged"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["dynpr: error: static on cpu stopped at max_iterations=2 before the change met tolerance=1e-10"]
+
+
+@pytest.mark.parametrize("where", ["build_parser", "_run_pagerank"])
+def test_ctrl_c_anywhere_in_main_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path, where):
+    """Re-audit WEAK case: Ctrl-C while a subcommand's modules were imported (building the parser)
+    printed a 20-35-line KeyboardInterrupt traceback."""
+    from dynpr import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, where, interrupted)
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1\n1 2\n")
+    assert main(["pagerank", str(graph), "--backend", "cpu"]) == 130
+    assert capsys.readouterr().err.splitlines() == ["dynpr: interrupted"]

@@ -122,3 +122,15 @@ def test_model_within_a_quarter_of_every_exact_peak_the_h100_pipeline_logged():
     assert compare.rule_of("random_batches_rmat-26_0.1") == ("random_batches", "rmat-26", 0.1)
     assert compare.rule_of("random_batches_rmat-26-ef32") == ("random_batches", "rmat-26-ef32", compare.LARGEST_FRACTION)
     assert compare.rule_of("temporal_batches_sx-mathoverflow")[:2] == ("temporal_batches", "sx-mathoverflow")
+
+
+def test_a_memory_limit_below_the_modelled_peak_is_refused():
+    """Snakemake would cap the job's mem_mb to the limit silently (issue 48, re-audit WEAK)."""
+    from dynpr.errors import InputError
+    from dynpr.pipeline.footprint import check_memory_limit
+
+    check_memory_limit(500, None, "prepare on g")  # no limit given
+    check_memory_limit(500, 500, "prepare on g")
+    with pytest.raises(InputError, match=r"^prepare on g needs 501 MB of host memory \(the modelled peak\), more than "
+                                         r"--resources mem_mb=500, which Snakemake would silently shrink"):
+        check_memory_limit(501, "500", "prepare on g")

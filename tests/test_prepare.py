@@ -168,3 +168,20 @@ def test_generated_rmat_of_the_counter_stream_is_the_same_graph_on_every_backend
         where = "GPU" if backend != "cpu" and gpu_available() else "CPU"
         assert f"generated R-MAT scale 9 edge factor 16 on the {where} in" in caplog.text
         caplog.clear()
+
+
+def test_a_cached_prepared_graph_of_another_graph_is_refused(tmp_path):
+    """Re-audit WEAK case: a results/graphs/CollegeMsg.npz that held another graph (75,879 vertices against
+    the catalog's 1,899) was accepted, by the CLI's catalog name and by the workflow's jobs."""
+    from dynpr.graph.graph import Graph
+    from dynpr.io.prepare import check_prepared_file
+
+    prepare("CollegeMsg", tmp_path / "CollegeMsg.npz", tmp_path / "CollegeMsg.json")
+    check_prepared_file(tmp_path / "CollegeMsg.npz", "CollegeMsg")  # its own file passes
+    Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), 5).save(tmp_path / "CollegeMsg.npz")
+    message = (rf"{tmp_path}/CollegeMsg\.npz: holds a graph of 5 vertices, but the catalog's CollegeMsg has 1,899: "
+               r"it is another graph's file; delete it and prepare it again")
+    with pytest.raises(CountMismatchError, match=message):
+        check_prepared_file(tmp_path / "CollegeMsg.npz", "CollegeMsg")
+    with pytest.raises(CountMismatchError, match=message):
+        read_graph("CollegeMsg", results=tmp_path)

@@ -224,3 +224,59 @@ def test_detect_format(write_file):
     assert detect_format(write_file("a.txt", "# c\n1 2 3\n")) == "snap-temporal"
     assert detect_format(write_file("b.txt.gz", "1\t2\n")) == "snap-edgelist"
     assert detect_format(write_file("c.mtx", "x")) == "matrix-market"
+
+
+# --------------------------------------------------------------------------- Matrix Market at SciPy's speed
+
+
+@pytest.mark.parametrize("field, symmetry", [("pattern", "general"), ("real", "symmetric"), ("complex", "general"),
+                                             ("integer", "skew-symmetric")])
+def test_canonical_matrix_market_is_read_by_the_fast_parser(tmp_path, monkeypatch, field, symmetry):
+    """One space between fields, a newline after each line: SciPy's fast_matrix_market reads it (no pandas
+    pass), with the same edges as pandas and scipy.io.mmread give."""
+    import scipy.io
+
+    from dynpr.io import readers
+
+    rng = np.random.default_rng(3)
+    n, m = 40, 200
+    rows, cols = rng.integers(1, n + 1, m), rng.integers(1, n + 1, m)
+    values = {"pattern": [""] * m, "real": [f" {v:.3g}" for v in rng.normal(size=m)],
+              "complex": [f" {v:.3g} -1e-3" for v in rng.normal(size=m)], "integer": [" -7"] * m}[field]
+    path = tmp_path / "m.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate {field} {symmetry}\n% a comment\n{n} {n} {m}\n"
+                    + "".join(f"{r} {c}{v}\n" for r, c, v in zip(rows, cols, values)))
+    pandas_passes = []
+    monkeypatch.setattr(readers, "_read_mm_entries", lambda *args: pandas_passes.append(1))
+    edges = readers.read_matrix_market(path)
+    assert not pandas_passes
+    reference = scipy.io.mmread(path)
+    if symmetry == "general":
+        assert (edges.src.tolist(), edges.dst.tolist()) == (reference.row.tolist(), reference.col.tolist())
+    else:  # both directions of each off-diagonal entry, as scipy generalizes them
+        assert sorted(zip(edges.src, edges.dst)) == sorted(zip(reference.row, reference.col))
+    assert edges.src.dtype == np.int32 and edges.num_vertices == n
+
+
+@pytest.mark.parametrize("entries, message", [
+    ("1 2\n2 4\n", r"line 4: id out of range 1\.\.3: '2 4'"),
+    ("1 2\n2 3.0\n", r"line 4: expected two positive integer ids, got '2 3.0'"),
+    ("1 2\n", r"1 entries but the header says 2: the file is truncated"),
+    ("1 2\n2 3\n3 1\n", r"more entries than the header's 2"),
+])
+def test_what_the_fast_parser_declines_is_named_by_the_strict_one(tmp_path, entries, message):
+    path = tmp_path / "m.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n" + entries)
+    with pytest.raises(ParseError, match=message):
+        read_matrix_market(path)
+
+
+@pytest.mark.parametrize("entries", ["1\t2\n2 3\n", "1 2\r\n2 3\r\n", "1 2\n% c\n2 3\n", "1  2\n2 3\n", "1 2\n\n2 3\n",
+                                     " 1 2\n2 3\n", "1 2\n2 3", "1 2 5\n2 3\n"])
+def test_other_layouts_are_read_by_the_strict_parser(tmp_path, entries):
+    """fast_matrix_market would ignore a third field on a pattern line: the layout check leaves such
+    a line to pandas, which reads the file as before."""
+    path = tmp_path / "m.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n" + entries)
+    edges = read_matrix_market(path)
+    assert (edges.src.tolist(), edges.dst.tolist()) == ([0, 1], [1, 2])

@@ -278,8 +278,13 @@ def test_unwritable_output_folder_is_refused_before_the_work(tmp_path, capsys):
     g.save(path)
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    line = one_error_line(capsys, ["batch", str(path), "--fraction", "0.1", "--out", str(blocker / "b.npz")], 1)
-    assert line == f"dynpr: error: --out {blocker / 'b.npz'}: cannot create its folder ({blocker} is not a folder)"
+    # a file where a folder of the path would be is a mistyped path (exit 2), as a folder given for a file is
+    line = one_error_line(capsys, ["batch", str(path), "--fraction", "0.1", "--out", str(blocker / "b.npz")])
+    assert line == f"dynpr: error: --out {blocker / 'b.npz'}: {blocker} is a file, not a folder; give a path in a folder"
+    line = one_error_line(capsys, ["pagerank", str(path), "--ranks-out", str(blocker / "sub" / "r.csv")])
+    assert line.endswith(f": {blocker} is a file, not a folder; give a path in a folder")
+    line = one_error_line(capsys, ["pagerank", str(path), "--batch", str(blocker / "b.npz")])
+    assert line == f"dynpr: error: {blocker / 'b.npz'}: no such batch file ({blocker} is a file, not a folder)"
     if os.geteuid() != 0:  # root writes anywhere
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)

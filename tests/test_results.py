@@ -87,6 +87,20 @@ def test_read_csv_names_a_bad_value(tmp_path):
         read_csv(path)
 
 
+def test_read_csv_names_the_row_and_type_of_a_bad_boolean(tmp_path):
+    """Re-audit WEAK case: an odd value in row 3 of ``converged`` was reported as row 1, 'not a number'."""
+    path = tmp_path / "bad.csv"
+    df = to_frame([row(), row(converged=False), row()])
+    df["converged"] = df["converged"].astype(object)
+    df.loc[2, "converged"] = "maybe"
+    df.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"bad.csv: row 3: converged = 'maybe' is not True or False .*--forcerun"):
+        read_csv(path)
+    df.loc[2, "converged"] = True
+    df.to_csv(path, index=False)
+    assert read_csv(path)["converged"].tolist() == [True, False, True]
+
+
 def _runs(spec_batches=2, repeat=1):
     """A complete runs table for dataset g (random experiment, two fractions) and its expectation."""
     rows = [row(approach=a, batch_fraction=f, batch_index=b, repeat=r)

@@ -174,3 +174,25 @@ def test_pipeline_time_sums_the_jobs_wall_time_lines_per_rule(tmp_path):
     assert lines[2:] == ["| run_experiment | 2 | 15.0 | 2.0 | 2.0 | 10.5 | 0.5 | 0.0 | 3.0 |",
                          "| all jobs | 2 | 15.0 | 2.0 | 2.0 | 10.5 | 0.5 | 0.0 | 3.0 |",
                          "| Snakemake itself (start, DAG, between jobs) | | 20.0 |" + " |" * 6]
+
+
+@pytest.mark.parametrize("fractions,text", [
+    ([1e-3, 0.0010000001], "random.batch_fractions: 0.001 and 0.0010000001 share the file label 0.001"),
+    ([1e-2, 1e-3, 1e-3], "random.batch_fractions: 0.001 is given twice"),
+])
+def test_fractions_sharing_a_file_label_are_refused_naming_the_cause(fractions, text):
+    """Re-audit WEAK case: the workflow refused them without saying that their file names collide."""
+    jobs.check_fraction_labels({"random": {"batch_fractions": [1e-3, 1e-2]}, "temporal": {"batch_fractions": [1e-3]}})
+    with pytest.raises(ValueError, match=re.escape(f"config: {text}")):
+        jobs.check_fraction_labels({"random": {"batch_fractions": fractions}})
+
+
+def test_ctrl_c_in_a_job_is_one_line_and_exit_130(tmp_path, capsys):
+    """Snakemake passes Ctrl-C on to its jobs: each printed a KeyboardInterrupt traceback."""
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit) as stop:
+        with jobs.script_errors("run_experiment", "g", log):
+            raise KeyboardInterrupt
+    assert stop.value.code == 130
+    assert capsys.readouterr().err.splitlines() == ["dynpr: run_experiment for g: interrupted"]
+    assert log.read_text().splitlines()[-1] == "dynpr: run_experiment for g: interrupted"

@@ -37,7 +37,7 @@ TIERS = (
     {"dynpr.graph.csr_checks", "dynpr.graph.graph", "dynpr.graph.validate", "dynpr.batches.batch"},
     # data: making, storing and applying batches, reading graph files, catalog, results, figures, claims
     {"dynpr.batches", "dynpr.batches.make", "dynpr.batches.store", "dynpr.batches.apply", "dynpr.io.readers",
-     "dynpr.io.id_text", "dynpr.io.edge_lists", "dynpr.io.tar_streams", "dynpr.io.catalog", "dynpr.io.download", "dynpr.io.ranks",
+     "dynpr.io.id_text", "dynpr.io.mm_fast", "dynpr.io.edge_lists", "dynpr.io.tar_streams", "dynpr.io.catalog", "dynpr.io.download", "dynpr.io.ranks",
      "dynpr.generate.random_dag", "dynpr.evaluation.results", "dynpr.evaluation.figure_style",
      "dynpr.evaluation.plots", "dynpr.evaluation.claims", "dynpr.io.matrix_market", "dynpr.evaluation.peer_programs",
      "dynpr.evaluation.peer_claims"},

@@ -492,10 +492,12 @@ def test_prepare_rule_locks_a_verified_download(tiny_catalog, tmp_path):
     assert get_dataset("toy-temporal").size == good.stat().st_size
 
 
-def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, repo_root):
+def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, repo_root, monkeypatch):
     """The pipeline's case 3: a stale random-batch file that fits the graph is refused, no runs file written."""
     import runpy
     from types import SimpleNamespace
+
+    monkeypatch.setattr("dynpr.io.prepare.check_prepared_file", lambda *args: None)  # toy is in no catalog
 
     graph, other = small_graph(seed=1), small_graph(seed=2)  # same vertex count
     graph.save(tmp_path / "graph.npz")
@@ -515,3 +517,19 @@ def test_run_experiment_refuses_a_batch_file_of_another_graph(tmp_path, capsys, 
     line = capsys.readouterr().err.strip()
     assert line.startswith("dynpr: run_experiment for toy: BatchError:") and "random_0.01.npz: made for a graph" in line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("text,where", [
+    ("repeat: 3\npagerank: {}\nrepeat: 5\n", "line 3, column 1: key 'repeat' given twice (first on line 1)"),
+    ("random:\n  batch_fractions: [0.001]\n  batch_fractions: [0.01]\n",
+     "line 3, column 3: key 'batch_fractions' given twice (first on line 2)"),
+])
+def test_a_key_given_twice_in_a_yaml_file_is_refused_naming_key_and_lines(tmp_path, repo_root, text, where):
+    """Re-audit WEAK case: a second ``repeat:`` silently overrode the first."""
+    from dynpr.graph.validate import load_yaml
+
+    assert load_yaml(repo_root / "config.yaml", "config")["repeat"]  # the shipped config has none
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape(f"{path}: config is not valid YAML: {where}")):
+        load_yaml(path, "config")

@@ -157,6 +157,28 @@ def test_bad_config_is_one_clear_line(workflow, config, line):
     assert "$defs" not in proc.stdout + proc.stderr
 
 
+def test_fractions_sharing_a_file_label_are_refused_naming_the_cause(workflow):
+    """Both would be written to one batch file (issue 48, re-audit WEAK)."""
+    (workflow / "fractions.yaml").write_text("random:\n  batch_fractions: [0.001, 0.0010000001]\n")
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--configfile", "fractions.yaml"], cwd=workflow,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert ("fractions.yaml, config.yaml): random.batch_fractions: 0.001 and 0.0010000001 share the file label "
+            "0.001" in proc.stdout + proc.stderr), proc.stdout[-2000:]
+
+
+def test_a_memory_limit_below_a_jobs_peak_is_refused_not_shrunk_to(workflow):
+    """Snakemake caps a job's mem_mb to --resources mem_mb without a word (issue 48, re-audit WEAK)."""
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    proc = subprocess.run([exe, "--cores", "1", "--dry-run", "--forceall", "figures", "--resources", "mem_mb=1"],
+                          cwd=workflow, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert re.search(r"dynpr: \w+ on CollegeMsg needs [\d,]+ MB of host memory \(the modelled peak\), more than "
+                     r"--resources mem_mb=1, which Snakemake would silently shrink the job to", proc.stdout + proc.stderr)
+    assert planned_jobs(workflow, "--forceall", "figures", "--resources", "mem_mb=100000")  # a limit that fits
+
+
 def test_config_that_is_not_yaml_names_the_file_and_line(tmp_path):
     """Also: the workflow's process imports the checkout's src/, not an installed copy."""
     for name in ("Snakefile", "workflow", "src"):

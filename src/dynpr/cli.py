@@ -18,7 +18,6 @@ import math
 import re
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dynpr import APPROACHES
@@ -96,6 +95,8 @@ _TOLERANCE = _number(0)
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # in main: Ctrl-C while it loads is one line
+
     try:
         return version("dynpr")
     except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
@@ -271,6 +272,22 @@ def _inputs(graph: str, *files: str | None) -> list[Path]:
     return [*paths, Path("results/graphs") / f"{dataset.name}.npz", dataset.source_path]
 
 
+def _check_cpu_run_fits(graph: str) -> None:
+    """Before a Matrix Market file is read, from its header: what a CPU run holds, the graph and the
+    engine (112 bytes per vertex, where reading and building it peak at 88), so that a graph that
+    could be read but not run on stops before minutes of reading."""
+    from dynpr.graph.hostmem import CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX, check_host_fits
+    from dynpr.io.prepare import matrix_market_size
+    from dynpr.pipeline.footprint import graph_bytes
+
+    size = matrix_market_size(graph)
+    if size is not None:
+        vertices, edges = size
+        check_host_fits(graph_bytes(vertices, edges, vertex_ids=False) + CPU_ENGINE_BYTES_PER_EDGE * edges
+                        + CPU_ENGINE_BYTES_PER_VERTEX * vertices,
+                        f"{graph}: PageRank on the CPU of {vertices:,} vertices and up to {edges:,} edges")
+
+
 def _run_pagerank(args) -> None:
     from dynpr import pagerank
     from dynpr.io import ranks
@@ -303,6 +320,8 @@ def _run_pagerank(args) -> None:
                               prune_tolerance=args.prune_tolerance, max_iterations=args.max_iterations,
                               raise_on_max_iterations=args.fail_unconverged)
     backend = _backend(backend_name)
+    if backend == "cpu":
+        _check_cpu_run_fits(args.graph)
     started = time.perf_counter()
     _log.info("reading %s", args.graph)
     graph, _, vertex_ids = read_graph_with_ids(args.graph, self_loops=args.self_loops, edge_list=_edge_list(args))
@@ -461,7 +480,8 @@ def _log_to_stderr() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``dynpr`` command line.
+    """Run the ``dynpr`` command line; Ctrl-C at any point of it (the imports of a subcommand
+    included) ends it with one line and exit status 130.
 
     Parameters
     ----------
@@ -474,6 +494,15 @@ def main(argv: list[str] | None = None) -> int:
         Exit status: 0 on success, 2 for bad arguments or input, 1 for a problem of
         the environment (no GPU, network, disk, memory); see :mod:`dynpr.errors`.
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("dynpr: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    """:func:`main`, Ctrl-C left to it."""
     from dynpr.graph.atomic_files import exit_on_sigterm
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
@@ -498,7 +527,4 @@ def main(argv: list[str] | None = None) -> int:
         named = message if message.startswith(str(args.graph)) else f"{args.graph}: {message}"
         print(f"dynpr: error: {named}", file=sys.stderr)
         return EXIT_RESOURCE
-    except KeyboardInterrupt:
-        print("dynpr: interrupted", file=sys.stderr)
-        return 130
     return 0

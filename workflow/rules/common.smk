@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 from dynpr.io.catalog import UnknownDatasetError, dataset_for_file, get_dataset, load_catalog
 from dynpr.errors import InputError
-from dynpr.pipeline.jobs import fraction_label
+from dynpr.pipeline.jobs import check_fraction_labels, fraction_label
 from dynpr.graph.validate import check_config_values as check_values_against_schema
 from dynpr.graph.validate import check_schema
 
@@ -27,6 +27,7 @@ def check_config():
     try:
         check_schema(config, schema, source)
         check_values_against_schema(config, schema, source)
+        check_fraction_labels(config, source)
     except InputError as err:
         raise WorkflowError(f"dynpr: {err}") from None
 
@@ -75,7 +76,20 @@ def job_mem_mb(rule, dataset, fraction=0.0, gpu=False):
     """`mem_mb` of one job: its modelled peak host memory (dynpr.pipeline.footprint, from the catalog's counts)."""
     from dynpr.pipeline.footprint import job_bytes, mem_mb  # lazy: keeps NumPy out of module import
 
-    return mem_mb(job_bytes(rule, catalog_dataset(dataset), fraction=fraction, gpu=gpu))
+    needed = mem_mb(job_bytes(rule, catalog_dataset(dataset), fraction=fraction, gpu=gpu))
+    return within_limit(needed, f"{rule} on {dataset}")
+
+
+def within_limit(needed_mb, what):
+    """`needed_mb`, refused in one line where `--resources mem_mb` is lower (Snakemake would shrink it)."""
+    from dynpr.pipeline.footprint import check_memory_limit
+
+    limit = workflow.resource_settings.resources.get("mem_mb")
+    try:
+        check_memory_limit(needed_mb, getattr(limit, "value", limit), what)  # a Resource from the command line
+    except InputError as err:
+        raise WorkflowError(f"dynpr: {err}") from None
+    return needed_mb
 
 
 def prepare_mem_mb(wildcards):
@@ -355,7 +369,8 @@ def bench_mem_mb(wildcards):
 
     counts = [dataset_counts(catalog_dataset(d), gpu=True) for d in bench_graph_names()]
     bench = config["bench"]
-    return mem_mb(bench_bytes(counts, bench.get("kahn_report_sizes", ()), bench.get("kahn_report_density", 0.5)))
+    needed = mem_mb(bench_bytes(counts, bench.get("kahn_report_sizes", ()), bench.get("kahn_report_density", 0.5)))
+    return within_limit(needed, "bench")
 
 
 # The tables of rule bench that the bench figures plot.

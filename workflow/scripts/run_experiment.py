@@ -10,10 +10,12 @@ with script_errors(snakemake.rule, snakemake.wildcards.dataset, snakemake.log[0]
     claim_device(report=log) if snakemake.resources.get("gpu", 0) else contextlib.nullcontext()
 ):
     from dynpr.evaluation.experiments import options_from_config, run_dataset
+    from dynpr.io.prepare import check_prepared_file
     from dynpr.graph.npz_files import check_mapped_files_unchanged
     from dynpr.evaluation.results import to_frame, write_csv
 
     log.lap("start and imports")
+    check_prepared_file(snakemake.input.graph, snakemake.wildcards.dataset)  # not another graph's file
     p = snakemake.params
     options, reference_tolerance = options_from_config(p.pagerank)
     log(f"{snakemake.wildcards.dataset}: {p.experiment} experiment, approaches {' '.join(p.approaches)}, "

@@ -180,6 +180,9 @@ def _coerce(df: pd.DataFrame, source: str) -> pd.DataFrame:
     for column, dtype in DTYPES.items():
         if dtype == "object":
             continue
+        if dtype == "bool":
+            _coerce_booleans(df, column, source)
+            continue
         values = pd.to_numeric(df[column], errors="coerce")
         bad = values.isna() & df[column].notna() if dtype == "float64" else values.isna()
         if dtype == "int64":
@@ -191,6 +194,21 @@ def _coerce(df: pd.DataFrame, source: str) -> pd.DataFrame:
                                + _rerun(source))
         df[column] = values
     return df.astype(DTYPES)
+
+
+def _coerce_booleans(df: pd.DataFrame, column: str, source: str) -> None:
+    """``df[column]`` as booleans: True/False as written (pandas reads a column with one odd value as
+    strings, which a numeric parse would refuse from its first row on), else the first odd row named."""
+    values = df[column]
+    if values.dtype != bool:
+        text = values.astype(str).str.strip().str.lower()
+        bad = ~text.isin(["true", "false"])
+        if bad.any():
+            row = int(np.argmax(bad.to_numpy()))
+            raise ResultsError(f"{source}: row {row + 1}: {column} = {values.iloc[row]!r} is not True or False "
+                               "(a cut or edited file?); " + _rerun(source))
+        values = text == "true"
+    df[column] = values
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:

@@ -132,9 +132,9 @@ def check_output(path: str | Path, flag: str, inputs=()) -> None:
     Raises
     ------
     InputError
-        If ``path`` is a folder or one of ``inputs``.
+        If ``path`` is a folder or one of ``inputs``, or a file stands where one of its folders would be.
     ResourceError
-        If its folder cannot be created or written.
+        If its folder cannot be written.
     """
     path = Path(path)
     if path.is_dir():
@@ -146,8 +146,8 @@ def check_output(path: str | Path, flag: str, inputs=()) -> None:
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
-    if not folder.is_dir():
-        raise ResourceError(f"{flag} {path}: cannot create its folder ({folder} is not a folder)")
+    if not folder.is_dir():  # a mistyped path, as a folder given for a file is
+        raise InputError(f"{flag} {path}: {folder} is a file, not a folder; give a path in a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ResourceError(f"{flag} {path}: cannot write (folder {folder} is not writable)")
 

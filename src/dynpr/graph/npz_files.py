@@ -342,6 +342,9 @@ def read_npz(path: str | Path, what: str) -> dict[str, np.ndarray]:
         raise FileNotFoundError(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a {what}") from None
+    except NotADirectoryError:
+        blocker = next((parent for parent in Path(path).parents if parent.is_file()), None)
+        raise InputError(f"{path}: no such {what} ({blocker} is a file, not a folder)") from None
     except ValueError as err:
         if isinstance(err, InputError):
             raise

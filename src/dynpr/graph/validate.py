@@ -22,6 +22,7 @@ arrays, no Python loop per edge or vertex.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from pathlib import Path
 
 import numpy as np
@@ -143,7 +144,8 @@ def yaml_error_line(err) -> str:
 
 
 def load_yaml(path: str | Path, what: str):
-    """A YAML file's content, or one :class:`InputError` line naming the file, line and problem.
+    """A YAML file's content, or one :class:`InputError` line naming the file, line and problem
+    (also for a key given twice in one mapping).
 
     Parameters
     ----------
@@ -155,9 +157,31 @@ def load_yaml(path: str | Path, what: str):
 
     try:
         with open(path) as fh:
-            return yaml.safe_load(fh)
+            return yaml.load(fh, Loader=_unique_keys_loader())
     except yaml.YAMLError as err:
         raise InputError(f"{path}: {what} is not valid YAML: {yaml_error_line(err)}") from None
+
+
+def _unique_keys_loader():
+    """PyYAML's safe loader refusing a mapping key given twice: it would keep the last silently, so
+    a second ``repeat:`` below the first overrides it with nothing said."""
+    import yaml
+
+    class UniqueKeysLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, Hashable):
+                    continue  # the safe loader names an unhashable key itself
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} given twice (first on line {seen[key] + 1}): the second would "
+                        "silently override the first", key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeysLoader
 
 
 def check_schema(data, schema: dict, source: str) -> None:

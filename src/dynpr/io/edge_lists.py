@@ -24,9 +24,10 @@ import pandas as pd
 
 from dynpr.errors import InputError, ParseError
 from dynpr.graph.hostmem import BUILD_BYTES_PER_RECORD, check_host_fits
-from dynpr.io.id_text import odd_id_byte
-from dynpr.io.readers import (MAX_LINE_BYTES, EdgeData, _first_bad_line, _lines, _open_text, _text_blocks,
-                           detect_format, odd_character_reason, read_matrix_market, read_snap, read_suitesparse_tar)
+from dynpr.io.id_text import odd_character_reason, odd_id_byte
+from dynpr.io.readers import (_FIRST_DATA_LINE, _NEXT_DATA_LINE, MAX_LINE_BYTES, EdgeData, _first_bad_line, _lines,
+                              _open_text, _text_blocks, detect_format, log_long_read, read_matrix_market, read_snap,
+                              read_suitesparse_tar)
 
 log = logging.getLogger("dynpr.io.edge_lists")
 
@@ -42,8 +43,6 @@ _LABEL_BYTES = 64
 
 _INTEGER = re.compile(r"\d{1,18}")
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?inf(inity)?|nan", re.IGNORECASE)
-# the first line that is neither blank nor a comment (as pandas' comment="#" skips them)
-_DATA_LINE = re.compile(rb"^[ \t]*[^#\s]", re.MULTILINE)
 # control characters other than tab, newline and carriage return: binary data, not labels
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
@@ -119,12 +118,19 @@ def _sample(path: Path) -> list[str]:
     """The first :data:`SAMPLE_LINES` data lines of a file (blank and comment lines skipped in C)."""
     with _open_text(path) as fh:
         for block in _text_blocks(fh, str(path), MAX_LINE_BYTES):
-            found = [match.start() for _, match in zip(range(SAMPLE_LINES), _DATA_LINE.finditer(block))]
+            found = _data_line_starts(block, SAMPLE_LINES)
             if found:
                 end = block.find(b"\n", found[-1])
                 text = block[found[0]:len(block) if end < 0 else end].decode("utf-8", "replace")
                 return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     raise ParseError(f"{path}: no edges found (empty file or only comments)")
+
+
+def _data_line_starts(block: bytes, limit: int) -> list[int]:
+    """Where the first ``limit`` lines of ``block`` that are neither blank nor comments start."""
+    found = [0] if _FIRST_DATA_LINE.match(block) else []
+    later = (match.start() + 1 for match in _NEXT_DATA_LINE.finditer(block))
+    return found + [start for _, start in zip(range(limit - len(found)), later)]
 
 
 def _looks_like_header(rows: list[list[str]]) -> bool:
@@ -247,7 +253,7 @@ def _find_bad_line(path: Path, layout: Layout, temporal: bool) -> tuple[int, str
         if layout.header:  # the lines up to and including the header
             for line in _lines(fh, str(path)):
                 number += 1
-                if _DATA_LINE.match(line):
+                if _FIRST_DATA_LINE.match(line):
                     break
         return _first_bad_line(fh, str(path), lambda block: _parse_block(block, layout, temporal) is not None,
                                functools.partial(_line_reason, layout=layout, temporal=temporal), number + 1)
@@ -255,19 +261,20 @@ def _find_bad_line(path: Path, layout: Layout, temporal: bool) -> tuple[int, str
 
 def _without_header(block: bytes) -> bytes | None:
     """The block after its first data line (None: it has none, only comments and blank lines)."""
-    found = _DATA_LINE.search(block)
-    if found is None:
+    found = _data_line_starts(block, 1)
+    if not found:
         return None
-    end = block.find(b"\n", found.start())
+    end = block.find(b"\n", found[0])
     return b"" if end < 0 else block[end + 1:]
 
 
 def _read_columns(path: Path, layout: Layout, temporal: bool) -> list[np.ndarray]:
     """Every column of the list, in file order, read block by block with a running memory check."""
-    blocks, records, header_left = [], 0, layout.header
+    blocks, records, header_left, text_bytes = [], 0, layout.header, 0
     per_record = 8 * layout.columns + BUILD_BYTES_PER_RECORD + (2 * _LABEL_BYTES if layout.labels else 0)
     with _open_text(path) as fh:
         for block in _text_blocks(fh, str(path)):
+            text_bytes = log_long_read(path, text_bytes, len(block), records)
             if header_left:
                 block = _without_header(block)
                 if block is None:

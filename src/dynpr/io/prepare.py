@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import tarfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +23,11 @@ from dynpr.io.catalog import Dataset, get_dataset, load_catalog, record_verified
 from dynpr.errors import ChecksumError, CountMismatchError, GraphError, InputError
 from dynpr.graph.graph import MAX_VERTICES, VERTEX_DTYPE, Graph, renumber, unique_sorted, with_self_loops
 from dynpr.graph.hostmem import build_bytes, check_host_fits
-from dynpr.io.edge_lists import EdgeListOptions, delimiter_option, read_graph_file
-from dynpr.io.readers import EdgeData
+from dynpr.io.edge_lists import EdgeListOptions, delimiter_option, detect_format_by_name, read_graph_file
+from dynpr.io.readers import EdgeData, _open_text, read_mm_header
+from dynpr.io.tar_streams import check_member, open_tar_stream, tar_member_stream
 from dynpr.generate.rmat import generation_backend, rmat_graph
-from dynpr.graph.validate import check_ids, read_graph_npz
+from dynpr.graph.validate import check_ids, npz_headers, read_graph_npz
 
 log = logging.getLogger("dynpr.io.prepare")
 
@@ -154,6 +157,51 @@ def check_counts(stats: dict, dataset: Dataset) -> None:
                 f"{published:,}; the source file is corrupt or different from upstream "
                 "(delete it and download again) or datasets/catalog.yaml is wrong"
             )
+
+
+def check_prepared_file(npz_path: str | Path, dataset: Dataset | str) -> None:
+    """Refuse a prepared graph whose vertex count (read from its ``.npy`` headers, nothing inflated) is
+    not the catalog's: a ``results/graphs/<name>.npz`` copied from, or left by, another graph.
+
+    Raises
+    ------
+    CountMismatchError
+        ``<path>: holds a graph of N vertices, but the catalog's <name> has M; ...``.
+    """
+    ds = dataset if isinstance(dataset, Dataset) else get_dataset(dataset)
+    offsets = npz_headers(npz_path, "prepared graph").get("offsets")
+    if ds.vertices is None or offsets is None or len(offsets[0]) != 1:
+        return  # nothing published to compare, or not a graph: reading it says so
+    vertices = offsets[0][0] - 1
+    if vertices != ds.vertices:
+        raise CountMismatchError(f"{npz_path}: holds a graph of {vertices:,} vertices, but the catalog's {ds.name} "
+                                 f"has {ds.vertices:,}: it is another graph's file; delete it and prepare it again "
+                                 f"(snakemake prepares results/graphs/{ds.name}.npz)")
+
+
+def matrix_market_size(path: str | Path) -> tuple[int, int] | None:
+    """A Matrix Market file's (or SuiteSparse archive's) vertices and at most how many edges its graph
+    has (each entry, both ways when symmetric, and a self-loop per vertex), from its header alone;
+    None for another file, or one whose header the reader will refuse with its own message."""
+    path = Path(path)
+    fmt = detect_format_by_name(path) if path.is_file() else None
+    try:
+        if fmt == "matrix-market":
+            with _open_text(path) as fh:
+                header = read_mm_header(fh, str(path))
+        elif fmt == "suitesparse-mm":
+            with open_tar_stream(path) as tar:
+                member = next((m for m in tar if m.isfile() and m.name.endswith((".mtx", ".mtx.gz"))), None)
+                if member is None:
+                    return None
+                check_member(path, member)
+                with tar_member_stream(path, member.name, tar, member) as fh:
+                    header = read_mm_header(fh, f"{path}:{member.name}")
+        else:
+            return None
+    except (InputError, OSError, EOFError, tarfile.TarError, zlib.error):
+        return None
+    return header.rows, header.entries * (1 if header.symmetry == "general" else 2) + header.rows
 
 
 def generated_stats(graph: Graph) -> dict:
@@ -407,6 +455,7 @@ def read_graph_with_ids(graph: str | Path, *, results: str | Path = "results/gra
     _check_no_edge_list(path, "a catalog dataset (the catalog says how it is read)", edge_list)
     prepared = Path(results) / f"{ds.name}.npz"
     if prepared.is_file() and self_loops:
+        check_prepared_file(prepared, ds)
         return _load_prepared(prepared)
     fetched = ds.kind != "generated" and not ds.source_path.is_file()
     if fetched:

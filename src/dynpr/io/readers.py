@@ -27,7 +27,8 @@ import pandas as pd
 from dynpr.errors import InputError, ParseError
 from dynpr.graph.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.graph.hostmem import BUILD_BYTES_PER_RECORD, build_bytes, check_host_fits
-from dynpr.io.id_text import DigitsOnly, odd_id_byte
+from dynpr.io.id_text import DigitsOnly, odd_character_reason, odd_id_byte
+from dynpr.io.mm_fast import read_entries
 from dynpr.io.tar_streams import archive_stem, check_member, open_tar_stream, tar_member_stream
 
 log = logging.getLogger("dynpr.io.readers")
@@ -36,8 +37,6 @@ FORMATS = ("snap-temporal", "snap-edgelist", "matrix-market", "suitesparse-mm")
 
 _ID = r"\d{1,18}"  # non-negative and safely inside int64
 _COMMENT_OR_BLANK = re.compile(rb"^\s*(#.*)?$")
-# non-ASCII or control characters (a non-breaking space looks like a separator but is not one)
-_ODD_CHAR = re.compile(r"[^\x20-\x7e\t\r\n]")
 
 
 @dataclass(frozen=True)
@@ -78,22 +77,6 @@ def _lines(fh, name: str):
         if len(line) > MAX_LINE_BYTES:
             raise ParseError(f"{name}: line {number} is longer than {MAX_LINE_BYTES:,} bytes: not a text graph file")
         yield line
-
-
-def odd_character_reason(text: str, *, labels: bool = False) -> str | None:
-    """Why a decoded line is no text of ids: binary data (a control character or undecodable
-    bytes), or, unless ``labels`` (whose text may be any Unicode), a non-ASCII character such as a
-    non-breaking space, which looks like a separator but is not one. None: neither."""
-    odd = _ODD_CHAR.search(text)
-    if odd is None:
-        return None
-    if odd.group() == "\ufffd" or ord(odd.group()) < 32:
-        return "binary data, not a text edge list"
-    if labels:
-        binary = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffd]", text)
-        return None if binary is None else "binary data, not a text edge list"
-    return (f"unexpected character {odd.group()!r} (U+{ord(odd.group()):04X}) at column "
-            f"{odd.start() + 1}; fields are ids separated by spaces or tabs: {text[:80]!r}")
 
 
 def _snap_line_reason(line: bytes, ncols: int) -> str | None:
@@ -173,9 +156,30 @@ def _text_blocks(fh, name: str, size: int | None = None):
         yield rest
 
 
+def log_long_read(path, text_bytes: int, block_bytes: int, records: int) -> int:
+    """Log a progress line for each block of a file of more than one block (a flood of comment lines
+    read without a word looks hung); return the bytes of text read with this block."""
+    if text_bytes:
+        log.info("%s: %s MB of text read, %s edges so far", path, f"{text_bytes / 1e6:,.0f}", f"{records:,}")
+    return text_bytes + block_bytes
+
+
+# a line with something other than blanks and a comment, at a block's start and after a newline (a search
+# for the newline first: ten times faster through a flood of comment lines than a multi-line ^)
+_FIRST_DATA_LINE = re.compile(rb"[ \t]*[^# \t\r\n]")
+_NEXT_DATA_LINE = re.compile(rb"\n[ \t]*[^# \t\r\n]")
+
+
+def has_data_line(block: bytes) -> bool:
+    """Whether a block of text has a line other than blanks and a ``#`` comment."""
+    return _FIRST_DATA_LINE.match(block) is not None or _NEXT_DATA_LINE.search(block) is not None
+
+
 def _parse_block(block: bytes, ncols: int) -> np.ndarray | None:
     """The ids of a block of whole lines as an int64 ``(records, ncols)`` array; None where it is not
     ``ncols`` non-negative integer ids per line."""
+    if not has_data_line(block):  # comments and blank lines only: no parse
+        return np.empty((0, ncols), dtype=np.int64)
     if odd_id_byte(block)[0]:
         return None
     try:
@@ -219,10 +223,11 @@ def read_snap(path: str | Path, *, temporal: bool = False) -> EdgeData:
     """
     path = Path(path)
     ncols = 3 if temporal else 2
-    blocks, records = [], 0
+    blocks, records, text_bytes = [], 0, 0
     try:
         with _open_text(path) as fh:
             for block in _text_blocks(fh, str(path)):
+                text_bytes = log_long_read(path, text_bytes, len(block), records)
                 values = _parse_block(block, ncols)
                 if values is None:
                     bad = _find_bad_line(path, ncols)
@@ -382,17 +387,16 @@ def _stored_text_bound(size: int, gzipped: bool) -> int:
 def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int | None = None) -> EdgeData:
     """Read a Matrix Market coordinate matrix from the binary stream that ``open_stream()`` opens.
 
-    The header is checked before anything graph-sized is allocated, then the
-    entries are parsed :data:`MM_CHUNK_ENTRIES` at a time. ``open_stream`` and
-    ``reopen`` (default: ``open_stream``) are context-manager factories; the
-    second is called only to name a malformed line, from the start again.
-    ``corrupt`` names the container in the message for a truncated/corrupt
-    stream ("gzip", "archive"). ``text_bytes`` bounds the stream's length: a size
-    line declaring more entries than that many bytes can hold (4 bytes each at
-    least: ``1 1`` and a newline) is refused before anything is allocated.
+    The header is checked before anything graph-sized is allocated, then the entries are read by
+    :func:`dynpr.io.mm_fast.read_entries`; where that declines (another layout, a line to name), from
+    the start again by pandas :data:`MM_CHUNK_ENTRIES` at a time. ``open_stream`` and ``reopen``
+    (default: ``open_stream``) are context-manager factories; the second opens the stream again.
+    ``corrupt`` names the container in the message for a truncated/corrupt stream ("gzip",
+    "archive"). ``text_bytes`` bounds the stream's length: a size line declaring more entries than
+    that many bytes can hold (4 bytes each at least: ``1 1`` and a newline) is refused before
+    anything is allocated.
     """
     broken = (EOFError, gzip.BadGzipFile, zlib.error, OSError, tarfile.TarError)
-    count = 0
     try:
         with open_stream() as fh:
             header = read_mm_header(fh, name)
@@ -407,37 +411,51 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
                                  "wrong or the file is truncated")
             mirror = header.symmetry != "general"
             capacity = entries * (2 if mirror else 1)
-            # the int32 ids read here, then the graph built from them
+            # the int32 ids read here (the parser's values and the ids before mirroring freed before the build),
+            # then the graph built from them
             check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
-            src = np.empty(capacity, dtype=VERTEX_DTYPE)
-            dst = np.empty(capacity, dtype=VERTEX_DTYPE)
-            for chunk in _mm_ids(fh, _mm_id_fields(header), MM_CHUNK_ENTRIES):
-                ids = chunk.to_numpy()
-                if count + len(ids) > entries:
-                    raise ParseError(f"{name}: more entries than the header's {entries:,}")
-                if ids.min() < 1 or ids.max() > rows:
-                    raise ValueError("id out of range")
-                src[count:count + len(ids)] = ids[:, 0] - 1
-                dst[count:count + len(ids)] = ids[:, 1] - 1
-                count += len(ids)
-                log.info("%s: %s of %s entries read", name, f"{count:,}", f"{entries:,}")
+            read = read_entries(fh, name, rows, entries, header.field)
+        if read is None:
+            with (reopen or open_stream)() as fh:
+                read_mm_header(fh, name)
+                read = _read_mm_entries(fh, name, header)
     except broken as err:
         raise ParseError(f"{name}: corrupt or truncated {corrupt} ({err}); delete it and download again") from None
-    except pd.errors.EmptyDataError:
-        count = 0
     except ParseError:  # a ValueError, but already one line
         raise
     except (ValueError, OverflowError, pd.errors.ParserError):
         with (reopen or open_stream)() as fh:
             number, reason = _find_bad_mm_line(fh, name, header)
         raise ParseError(f"{name}: line {number}: {reason}") from None
+    src, dst = read
+    if mirror:
+        off = np.flatnonzero(src != dst)
+        src, dst = np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]])
+    return EdgeData(src, dst, num_vertices=int(rows))
+
+
+def _read_mm_entries(fh, name: str, header: MMHeader) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-based int32 ids of the entries left in ``fh``, parsed by pandas :data:`MM_CHUNK_ENTRIES`
+    at a time (a progress line per chunk)."""
+    entries, count = header.entries, 0
+    src = np.empty(entries, dtype=VERTEX_DTYPE)
+    dst = np.empty(entries, dtype=VERTEX_DTYPE)
+    try:
+        for chunk in _mm_ids(fh, _mm_id_fields(header), MM_CHUNK_ENTRIES):
+            ids = chunk.to_numpy()
+            if count + len(ids) > entries:
+                raise ParseError(f"{name}: more entries than the header's {entries:,}")
+            if ids.min() < 1 or ids.max() > header.rows:
+                raise ValueError("id out of range")
+            src[count:count + len(ids)] = ids[:, 0] - 1
+            dst[count:count + len(ids)] = ids[:, 1] - 1
+            count += len(ids)
+            log.info("%s: %s of %s entries read", name, f"{count:,}", f"{entries:,}")
+    except pd.errors.EmptyDataError:
+        count = 0
     if count != entries:
         raise ParseError(f"{name}: {count:,} entries but the header says {entries:,}: the file is truncated")
-    if mirror:
-        off = np.flatnonzero(src[:count] != dst[:count])
-        src[count:count + len(off)], dst[count:count + len(off)] = dst[off], src[off]
-        count += len(off)
-    return EdgeData(src[:count], dst[:count], num_vertices=int(rows))
+    return src[:count], dst[:count]
 
 
 def read_matrix_market(path: str | Path) -> EdgeData:
@@ -447,9 +465,11 @@ def read_matrix_market(path: str | Path) -> EdgeData:
     symmetric (and skew/hermitian) matrices give both directions of each
     off-diagonal entry. Ids become 0-based; ``num_vertices`` is the dimension.
     The header (:func:`read_mm_header`) is checked before anything is
-    allocated; entries are then parsed :data:`MM_CHUNK_ENTRIES` at a time
-    straight into int32 arrays (8 bytes per entry, 16 when symmetric), with a
-    progress line per chunk on the ``dynpr.io.readers`` logger.
+    allocated; entries are then read by SciPy's fast_matrix_market through
+    dynpr's checks (:mod:`dynpr.io.mm_fast`), or, in a layout other than one
+    space between fields, parsed by pandas :data:`MM_CHUNK_ENTRIES` at a time,
+    into int32 arrays (8 bytes per entry, 16 when symmetric), with progress
+    lines on the ``dynpr.io.readers`` logger.
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 Every rule that holds a graph declares ``mem_mb`` from :func:`job_bytes`, computed
 from the catalog's counts alone (the DAG never depends on files that do not exist
 yet), so ``snakemake --resources mem_mb=M`` never starts jobs whose peaks add up to
-more than M. The terms follow what each job holds at its peak:
+more than M (and refuses, :func:`check_memory_limit`, a job whose own peak is more). The terms follow what each job holds at its peak:
 
 - every job: the interpreter with NumPy, SciPy, pandas and dynpr
   (:data:`PROCESS_BYTES`), plus a CUDA context and CuPy where it uses the GPU
@@ -37,6 +37,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from dynpr.errors import InputError
 from dynpr.graph.hostmem import CPU_ENGINE_BYTES_PER_EDGE, CPU_ENGINE_BYTES_PER_VERTEX, build_bytes
 
 #: The interpreter with NumPy, SciPy, pandas and dynpr imported (83 MiB measured on the 2-core machine).
@@ -157,6 +158,31 @@ def bench_bytes(graphs, report_sizes=(), report_density: float = 0.5) -> int:
 def mem_mb(nbytes: int) -> int:
     """Snakemake's ``mem_mb`` (megabytes, 10^6 bytes, as Snakemake counts them) for a peak of ``nbytes``."""
     return max(1, math.ceil(nbytes / 1e6))
+
+
+def check_memory_limit(needed_mb: int, limit_mb, what: str) -> None:
+    """Refuse a job whose modelled peak exceeds ``snakemake --resources mem_mb=LIMIT``: Snakemake would
+    cap the job's ``mem_mb`` to the limit without a word and start jobs whose peaks add up to more.
+
+    Parameters
+    ----------
+    needed_mb : int
+        The job's :func:`mem_mb`.
+    limit_mb : int, str or None
+        The ``mem_mb`` of ``--resources`` (None: not given).
+    what : str
+        The job, for the message.
+
+    Raises
+    ------
+    InputError
+        ``<what> needs N MB of host memory (the modelled peak), more than --resources mem_mb=L; ...``.
+    """
+    if limit_mb is None or needed_mb <= int(limit_mb):
+        return
+    raise InputError(f"{what} needs {needed_mb:,} MB of host memory (the modelled peak), more than --resources "
+                     f"mem_mb={limit_mb}, which Snakemake would silently shrink the job to: give at least "
+                     f"mem_mb={needed_mb}, or leave mem_mb out")
 
 
 @dataclass(frozen=True)

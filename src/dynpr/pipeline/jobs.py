@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterator
 
+from dynpr.errors import InputError
+
 Log = Callable[[str], None]
 
 
@@ -134,7 +136,7 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     its peak resident set (``VmHWM``) and then where its wall time went (:meth:`JobLog.breakdown`,
     counted from the process's start). On an exception the full traceback goes
     to the log and ``dynpr: <rule> for <target>: <message>`` goes to the log and
-    to stderr, which is what Snakemake shows the user.
+    to stderr, which is what Snakemake shows the user; Ctrl-C ends it with one line and exit 130.
 
     Parameters
     ----------
@@ -162,6 +164,10 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
         log(line)
         print(line, file=sys.stderr, flush=True)
         raise SystemExit(1) from None
+    except KeyboardInterrupt:  # Ctrl-C reaches the jobs too: one line, not a traceback each
+        log(f"dynpr: {rule} for {target}: interrupted")
+        print(f"dynpr: {rule} for {target}: interrupted", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
     finally:
         log.close()
 
@@ -179,6 +185,27 @@ def describe(exc: BaseException) -> str:
 def fraction_label(fraction: float) -> str:
     """The batch fraction as it appears in paths, wildcards and logs (``1e-05``, ``0.001``)."""
     return f"{float(fraction):g}"
+
+
+def check_fraction_labels(config: dict, source: str = "config") -> None:
+    """Refuse two batch fractions of one experiment that share a file label (:func:`fraction_label`
+    keeps 6 significant digits): their batches and runs would be one file.
+
+    Raises
+    ------
+    InputError
+        ``<source>: random.batch_fractions: 0.001 and 0.0010000001 share the file label 0.001 ...``.
+    """
+    for kind in ("temporal", "random"):
+        seen: dict[str, float] = {}
+        for fraction in (config.get(kind) or {}).get("batch_fractions") or []:
+            label = fraction_label(fraction)
+            if label in seen:
+                clash = (f"{fraction!r} is given twice" if seen[label] == fraction else
+                         f"{seen[label]!r} and {fraction!r} share the file label {label} (batch and run files name "
+                         "a fraction by its first 6 significant digits); give fractions that differ within them")
+                raise InputError(f"{source}: {kind}.batch_fractions: {clash}")
+            seen[label] = fraction
 
 
 def gpu_machine_missing(reason: str) -> str:
