@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from dynpr.errors import DynprError
+from dynpr.errors import InputError
 from dynpr.graph.atomic_files import sha256_file
 
 #: Columns of ``results/peers/{dataset}.csv``: one row per timed run of dynpr's Static or a peer.
@@ -50,8 +50,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 
 
-class PeerError(DynprError):
-    """A peer program that cannot be run or whose output does not parse (one line: peer, program, graph)."""
+class PeerError(InputError):
+    """A peer program that cannot be run or whose output does not parse (one line: peer, program, graph).
+    The program is the config's (``peers.<kind>.program``): bad input, as a wrong path is."""
 
 
 @dataclass(frozen=True)
