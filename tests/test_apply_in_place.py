@@ -13,6 +13,7 @@ import pytest
 from dynpr.batches import (Batch, BatchWarning, GraphSlot, apply_batch_in_place, apply_batch_with_report,
                            random_batch, undo_batch_in_place)
 from dynpr.graph.graph import Graph
+from batch_cases import messy_batch
 
 FIELDS = ("offsets", "targets", "in_offsets", "sources")
 
@@ -20,18 +21,6 @@ FIELDS = ("offsets", "targets", "in_offsets", "sources")
 def random_graph(n, m, seed, self_loops=True):
     rng = np.random.default_rng(seed)
     return Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n, self_loops=self_loops)
-
-
-def messy_batch(graph, rng):
-    """Real edges and random pairs, self-loops, repeats, and edges both deleted and inserted."""
-    n = graph.num_vertices
-    src, dst = graph.edges()
-    pick = rng.integers(0, graph.num_edges, 10)
-    del_src = np.concatenate([src[pick], rng.integers(0, n, 10)])
-    del_dst = np.concatenate([dst[pick], rng.integers(0, n, 10)])
-    ins_src = np.concatenate([rng.integers(0, n, 15), src[pick[:3]], del_src[:4]])
-    ins_dst = np.concatenate([rng.integers(0, n, 15), dst[pick[:3]], del_dst[:4]])
-    return Batch(del_src, del_dst, ins_src, ins_dst)
 
 
 def copy_of(graph):

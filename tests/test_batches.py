@@ -29,6 +29,7 @@ from dynpr.batches import (
     write_batches,
 )
 from dynpr.graph.graph import Graph
+from batch_cases import messy_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLEGE_MSG = ROOT / "datasets" / "embedded" / "CollegeMsg.txt.gz"
@@ -217,14 +218,7 @@ def test_apply_batch_matches_set_reference(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 60))
     graph = random_graph(n, int(rng.integers(0, 4 * n)), seed)
-    src, dst = graph.edges()
-    # A messy batch: real edges and random pairs, self-loops, repeats, and edges both deleted and inserted.
-    pick = rng.integers(0, graph.num_edges, 10)
-    del_src = np.concatenate([src[pick], rng.integers(0, n, 10)])
-    del_dst = np.concatenate([dst[pick], rng.integers(0, n, 10)])
-    ins_src = np.concatenate([rng.integers(0, n, 15), src[pick[:3]], del_src[:4]])
-    ins_dst = np.concatenate([rng.integers(0, n, 15), dst[pick[:3]], del_dst[:4]])
-    batch = Batch(del_src, del_dst, ins_src, ins_dst)
+    batch = messy_batch(graph, rng)
 
     expected, counts = reference_apply(edge_set(graph), n, batch)
     updated, report = apply_batch_with_report(graph, batch)

@@ -170,7 +170,7 @@ def _row(claim_id, section, claim, paper_value, unit, verdict, basis, *, measure
             "basis": basis + (f"; {short}" if short else "")}
 
 
-def _speedup_basis(paper: float, spread: float, verdict: str) -> str:
+def speedup_basis(paper: float, spread: float) -> str:
     """The rule with this claim's numbers: band, too-wide bounds, and the rule itself."""
     low, high = band(paper, spread)
     return (f"P = {paper:g}, s = {spread:.3g}: band [{low:.3g}, {high:.3g}], too wide below "
@@ -229,7 +229,7 @@ def _speedup_row(spec: Speedup, summary: pd.DataFrame) -> dict:
     spread = run_spread(sel.rows, "approach", [spec.slow, spec.fast])
     verdict, why = _not_comparable(speedup_verdict(*ci, spec.paper, spread), sel.backend, device)
     return _row(spec.claim_id, spec.section, spec.claim, spec.paper, "x", verdict,
-                "; ".join(filter(None, [why, what + _speedup_basis(spec.paper, spread, verdict), notes])),
+                "; ".join(filter(None, [why, what + speedup_basis(spec.paper, spread), notes])),
                 measured=est, ci=ci, rows=sel.rows, graphs=graphs, fractions=fractions, **common)
 
 
@@ -314,7 +314,7 @@ def _multicore_row(summary: pd.DataFrame) -> dict:
     notes = "".join(f"; {n}" for n in sel.notes)
     return _row(*claim, "x", verdict,
                 "Static runtime, CPU engine (SciPy, this host's cores, not the paper's 64-core code) over GPU, "
-                f"every batch size; {_speedup_basis(24.0, spread, verdict)}{notes}", measured=est, ci=ci,
+                f"every batch size; {speedup_basis(24.0, spread)}{notes}", measured=est, ci=ci,
                 rows=sel.rows, backend="cpu vs gpu", device=_devices(sel.rows), graphs=graphs, fractions=fractions,
                 needed=CLASS_GRAPHS)
 
@@ -436,7 +436,7 @@ def _bench_speedup_row(spec: BenchSpeedup, tables: Mapping[str, pd.DataFrame]) -
     stat = "largest per-graph ratio" if spec.reduce == "max" else "geometric mean across graphs"
     return _row(spec.claim_id, spec.section, spec.claim, spec.paper, "x", verdict,
                 f"{spec.slow} over {spec.fast} time in {source}, {stat}, interval over graphs; "
-                + _speedup_basis(spec.paper, spread, verdict), measured=est, ci=ci, rows=units, backend="gpu",
+                + speedup_basis(spec.paper, spread), measured=est, ci=ci, rows=units, backend="gpu",
                 device=_devices(rows), graphs=graphs, needed=NEEDED_GRAPHS["kahn" if spec.table == "kahn" else "bench"])
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dynpr.evaluation.claims import _speedup_basis, counts, ratio
-from dynpr.evaluation.verdicts import MIN_GRAPHS, enough_graphs, run_spread, speedup_verdict
+from dynpr.evaluation.claims import counts, ratio, speedup_basis
+from dynpr.evaluation.verdicts import MIN_GRAPHS, enough_graphs, run_spread, shown, speedup_verdict
 
 #: Peer kind -> its claim's id.
 PEER_CLAIMS = {"gunrock": "5.2-gunrock", "hornet": "5.2-hornet"}
@@ -25,10 +25,6 @@ NAMES = {"gunrock": "Gunrock", "hornet": "Hornet"}
 def _as_batches(rows: pd.DataFrame) -> pd.DataFrame:
     """Peers rows in the summary's shape (each graph one batch, ``peer`` as the approach)."""
     return rows.assign(approach=rows["peer"].astype(str), batch_fraction=0.0, batch_index=0)
-
-
-def _sig(value: float) -> float:
-    return float(f"{value:.4g}")
 
 
 def peer_claim(claim: pd.Series, peers: pd.DataFrame, kind: str) -> pd.Series:
@@ -55,10 +51,10 @@ def peer_claim(claim: pd.Series, peers: pd.DataFrame, kind: str) -> pd.Series:
     basis = (f"{NAMES[kind]} over dynpr Static runtime on the same prepared graphs (results/peers/), per graph the "
              f"median over repeats, geometric mean across graphs, interval over graphs; per iteration "
              f"{per_iteration:.3g}x; dynpr on {backend}; {NAMES[kind]}: {settings}; it met tau in {converged} of "
-             f"{len(peer_rows)} runs; {_speedup_basis(paper, spread, verdict)}" + (f"; {short}" if short else ""))
+             f"{len(peer_rows)} runs; {speedup_basis(paper, spread)}" + (f"; {short}" if short else ""))
     devices = "; ".join(sorted(set(rows["device"].fillna("").astype(str)) - {""}))
     return pd.Series({
-        **claim.to_dict(), "measured": _sig(est), "ci_low": _sig(ci[0]), "ci_high": _sig(ci[1]), **counts(batches),
+        **claim.to_dict(), "measured": shown(est), "ci_low": shown(ci[0]), "ci_high": shown(ci[1]), **counts(batches),
         "backend": backend, "device": devices, "graphs": " ".join(map(str, graphs)), "fractions": "",
         "verdict": verdict, "basis": basis})
 
