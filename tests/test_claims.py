@@ -248,6 +248,10 @@ def test_gpu_vs_cpu_static_needs_both_backends():
         assert row["measured"] == pytest.approx(scale) and row["verdict"] == verdict
         assert row["backend"] == "cpu vs gpu" and row["graphs_n"] == 6
     assert by_id(both, "T2-static-temporal")["backend"] == "gpu"  # the DF-P claims use the GPU's rows
+    # graphs run on the GPU alone (gpu_datasets) compare nothing and are not counted
+    extra = claims.evaluate(to_frame(rows(temporal_graphs=FIVE, random_graphs=("g3", "r1", "r2"))
+                                     + rows(backend="cpu", scale=24.0, temporal_graphs=FIVE)))
+    assert by_id(extra, "5.2-gpu-multicore")["graphs_n"] == 6
 
 
 def test_largest_graph_rate_is_judged_on_sk_2005_only():

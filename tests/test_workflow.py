@@ -235,6 +235,9 @@ def test_dag_follows_the_config_not_the_machine_or_stray_files(workflow):
     # with the generated graphs of gpu_datasets, which a CPU config leaves out
     planned = snakemake(workflow, "--dry-run", "figures", "--config", "backend=gpu")
     assert all(f"results/runs/rmat-{s}.csv" in planned for s in (16, 17, 18))
+    # ... and that the CPU side of compare_backends leaves out (minutes each there)
+    compared = snakemake(workflow, "--dry-run", "figures", "--config", "backend=gpu", "compare_backends=True")
+    assert "results/runs/cpu/CollegeMsg.csv" in compared and "results/runs/cpu/rmat-16.csv" not in compared
     assert "rmat-18" not in snakemake(workflow, "--dry-run", "--forceall", "figures")
     # on the pipeline's own graph and batch files, which it does not rebuild
     out = snakemake(workflow, "--dry-run", "--printshellcmds", "bench", "--config", "backend=gpu")

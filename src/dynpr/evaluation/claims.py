@@ -33,8 +33,8 @@ import pandas as pd
 
 from dynpr.designs import APPROACH
 from dynpr.evaluation.verdicts import (CLASS_GRAPHS, LEVEL_RULE, MIN_GRAPHS, ORDERING_RULE, RULE, across_graphs, band,
-                            bootstrap, enough_graphs, interval, level_verdict, ordering_verdict, quiet, run_spread,
-                            speedup_verdict)
+                            bootstrap, enough_graphs, interval, level_verdict, ordering_verdict, paired, quiet,
+                            run_spread, speedup_verdict)
 
 DOI = "10.48550/arXiv.2404.08299"
 COLUMNS = ("claim_id", "section", "claim", "paper_value", "measured", "ci_low", "ci_high", "n", "graphs_n",
@@ -308,14 +308,15 @@ def _multicore_row(summary: pd.DataFrame) -> dict:
         return _row(*claim, "x", "not measured", "needs runs on both backends (compare_backends: true, a GPU "
                     f"machine); this run has {sel.backend or 'no'} runs", backend=sel.backend,
                     device=_devices(sel.rows))
-    est, ci, graphs, fractions = ratio(sel.rows, "backend", "cpu", "gpu")
-    spread = run_spread(sel.rows, "backend", ["cpu", "gpu"])
+    both = paired(sel.rows, "backend", ["cpu", "gpu"])
+    est, ci, graphs, fractions = ratio(both, "backend", "cpu", "gpu")
+    spread = run_spread(both, "backend", ["cpu", "gpu"])
     verdict = speedup_verdict(*ci, 24.0, spread)
     notes = "".join(f"; {n}" for n in sel.notes)
     return _row(*claim, "x", verdict,
                 "Static runtime, CPU engine (SciPy, this host's cores, not the paper's 64-core code) over GPU, "
                 f"every batch size; {speedup_basis(24.0, spread)}{notes}", measured=est, ci=ci,
-                rows=sel.rows, backend="cpu vs gpu", device=_devices(sel.rows), graphs=graphs, fractions=fractions,
+                rows=both, backend="cpu vs gpu", device=_devices(both), graphs=graphs, fractions=fractions,
                 needed=CLASS_GRAPHS)
 
 

@@ -54,6 +54,13 @@ ORDERING_RULE = ("ordering rule: each inequality holds if the 95% interval of it
                  "not hold if any fails, else inconclusive; holds needs the graphs of the verdict rule")
 
 
+def paired(rows: pd.DataFrame, key: str, levels: Sequence[str]) -> pd.DataFrame:
+    """The rows of graphs that have every level of ``key``: a graph run on one backend alone (a
+    generated graph of ``gpu_datasets``) compares nothing and must not count as a graph."""
+    present = rows[rows[key].isin(levels)].groupby("dataset")[key].nunique()
+    return rows[rows["dataset"].isin(present[present == len(set(levels))].index)]
+
+
 def bootstrap(rows: pd.DataFrame, key: str, levels: Sequence[str], value: str = "time_ms",
               resamples: int = RESAMPLES, seed: int = SEED):
     """Log of each graph's mean per batch size and level, for the data and for every resample.
