@@ -2,6 +2,7 @@
 peers (through the stand-in tests/peers/standin.py, which prints what Gunrock's `pr` and Hornet's
 PageRank test print), their one-line failures, and the claims and figure made from their table."""
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from dynpr.evaluation import plots
 from dynpr.evaluation.claims import evaluate
 from dynpr.evaluation.peer_claims import with_peer_claims
 from dynpr.evaluation.peer_programs import (KINDS, PEER_COLUMNS, PeerError, _gunrock_parse, _hornet_parse,
-                                            head_l1, run_program)
+                                            head_l1, program_iterations, run_program)
 from dynpr.evaluation.peers import measure_peers, power_iteration, scipy_static, torch_static
 from dynpr.graph.graph import Graph
 from dynpr.io import matrix_market
@@ -21,6 +22,13 @@ from dynpr.pagerank import l1_error, static
 from dynpr.pagerank.options import PageRankOptions
 
 STANDIN = Path(__file__).resolve().parent / "peers" / "standin.py"
+
+
+def standin_with_metrics(tmp_path) -> Path:
+    """The stand-in as Gunrock built with metrics collection: it writes each run's iterations."""
+    path = tmp_path / "pr-metrics"  # a copy: the program's path is resolved, a link would lose the name
+    shutil.copy2(STANDIN, path)
+    return path
 
 
 @pytest.fixture
@@ -134,11 +142,14 @@ GUNROCK_OUTPUT = ("GPU rank[:3] = 0.25 0.5 0.25 \nGPU Elapsed Time : 1.5 (ms)\n"
 
 
 def test_gunrock_output_gives_every_run_but_the_warm_up(tmp_path):
-    (tmp_path / "gunrock.json").write_text('{"process_times": [9.0, 2.0, 3.0], "search_depth": 11}')
+    # a metrics build: search_depths is each run's loop count, i.e. its iterations
+    (tmp_path / "gunrock.json").write_text('{"process_times": [9.0, 2.0, 3.0], "search_depths": [12, 12, 11]}')
     runs = _gunrock_parse(GUNROCK_OUTPUT, tmp_path)
-    assert [(r.time_ms, r.iterations) for r in runs] == [(2.0, 12), (3.0, 12)]
+    assert [(r.time_ms, r.iterations) for r in runs] == [(2.0, 12), (3.0, 11)]
     np.testing.assert_array_equal(runs[0].ranks, [0.25, 0.5, 0.25])
-    (tmp_path / "gunrock.json").unlink()  # no metrics: the printed time, of the last run
+    (tmp_path / "gunrock.json").write_text('{"process_times": [9.0, 2.0, 3.0], "avg_process_time": 4.67}')
+    assert [(r.time_ms, r.iterations) for r in _gunrock_parse(GUNROCK_OUTPUT, tmp_path)] == [(2.0, None), (3.0, None)]
+    (tmp_path / "gunrock.json").unlink()  # no metrics file: the printed time, of the last run
     assert [(r.time_ms, r.iterations) for r in _gunrock_parse(GUNROCK_OUTPUT, tmp_path)] == [(1.5, None)]
     with pytest.raises(ValueError, match="GPU Elapsed Time"):
         _gunrock_parse("GPU rank[:3] = 0.25 0.5 0.25\n", tmp_path)
@@ -164,10 +175,29 @@ def test_standin_program_runs_and_parses(kind, runs, graph, tmp_path):
     mtx = tmp_path / "g.mtx"
     write_matrix_market(*graph.edges(), graph.num_vertices, mtx)
     found = run_program(kind, STANDIN, mtx, "g", runs, tmp_path)
-    assert len(found) == runs and all(r.time_ms > 0 and r.iterations >= 1 for r in found)
-    if kind == "gunrock":  # the stand-in solves the same PageRank to 1e-6: its first ranks are close
-        error, compared = head_l1(found[0].ranks, static(graph, backend="cpu").ranks)
-        assert compared == 40 and error < 1e-5
+    assert len(found) == runs and all(r.time_ms > 0 for r in found)
+    if kind == "hornet":  # it prints a mark per iteration
+        assert all(r.iterations >= 1 for r in found)
+        return
+    assert all(r.iterations is None for r in found)  # a plain Gunrock build counts no iterations
+    # the stand-in solves the same PageRank to 1e-6: its first ranks are close
+    error, compared = head_l1(found[0].ranks, static(graph, backend="cpu").ranks)
+    assert compared == 40 and error < 1e-5
+    counted = program_iterations(kind, standin_with_metrics(tmp_path), mtx, "g", tmp_path)
+    assert 5 < counted < 200
+
+
+def test_standin_aborts_on_a_flag_gunrock_does_not_know(tmp_path):
+    with pytest.raises(PeerError, match=r"was killed by signal 6: .*Option .collect_metrics. does not exist"):
+        run_program("gunrock", script(tmp_path, "pr", f'exec {STANDIN} "$@" --collect_metrics'),
+                    tmp_path / "g.mtx", "g", 1, tmp_path)
+
+
+def test_an_iterations_program_that_counts_none_fails_in_one_line(graph, tmp_path):
+    mtx = tmp_path / "g.mtx"
+    write_matrix_market(*graph.edges(), graph.num_vertices, mtx)
+    with pytest.raises(PeerError, match=rf"^peer gunrock iterations_program \({STANDIN}\) on g: reported no iteration"):
+        program_iterations("gunrock", STANDIN, mtx, "g", tmp_path)
 
 
 @pytest.mark.parametrize("make,message", [
@@ -188,7 +218,8 @@ def test_a_broken_program_fails_in_one_line_naming_peer_and_graph(make, message,
 
 
 def test_measure_peers_runs_dynpr_libraries_and_programs_on_one_graph(graph_file, tmp_path):
-    peers = {"libraries": ["scipy", "cusparse"], "gunrock": {"program": str(STANDIN)},
+    peers = {"libraries": ["scipy", "cusparse"],
+             "gunrock": {"program": str(STANDIN), "iterations_program": str(standin_with_metrics(tmp_path))},
              "hornet": {"program": str(STANDIN)}}
     lines = []
     table = measure_peers("g", graph_file, peers, PageRankOptions(), backend="cpu", repeat=2, scratch=tmp_path,
@@ -202,8 +233,10 @@ def test_measure_peers_runs_dynpr_libraries_and_programs_on_one_graph(graph_file
     gunrock = by.loc["gunrock"]
     assert (~gunrock["converged"]).all() and (gunrock["ranks_compared"] == 40).all()
     assert (gunrock["tolerance"] == 1e-6).all() and gunrock["version"].str.startswith("sha256:").all()
+    assert gunrock["iterations"].between(6, 199).all() and gunrock["settings"].str.contains("iterations_program").all()
     np.testing.assert_allclose(table["ms_per_iteration"], table["time_ms"] / table["iterations"])
-    assert list(tmp_path.iterdir()) == [graph_file]  # the scratch folder (Matrix Market file) is gone
+    assert table["ms_per_iteration"].notna().all()
+    assert sorted(tmp_path.iterdir()) == [graph_file, tmp_path / "pr-metrics"]  # the scratch folder is gone
 
 
 def test_measure_peers_keeps_nothing_when_a_program_fails(graph_file, tmp_path):
@@ -242,6 +275,10 @@ def test_gunrock_claim_is_measured_from_the_peers_table(backend, verdict):
     assert backend == "cpu" or "fewer than the 3 the rule needs" in row["basis"]
     assert row["graphs"] == "a b" and row["backend"] == backend
     hornet = claims.set_index("claim_id").loc["5.2-hornet"]  # not configured: left as it was
+    uncounted = peers_table(1.0, 6.0, backend)  # a Gunrock build that counts no iterations
+    uncounted.loc[uncounted["peer"] == "gunrock", ["iterations", "ms_per_iteration"]] = np.nan
+    basis = with_peer_claims(evaluate(summary_stub()), uncounted).set_index("claim_id").loc["5.2-gunrock", "basis"]
+    assert "per iteration not measured (no iteration count: peers.gunrock.iterations_program)" in basis
     assert hornet["verdict"] == "not measured" and "peers.hornet.program" in hornet["basis"]
 
 

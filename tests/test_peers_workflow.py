@@ -38,7 +38,9 @@ def workflow(tmp_path_factory):
     config.update(datasets=["CollegeMsg"], repeat=1)
     config["temporal"].update(batch_fractions=[1e-3], num_batches=2)
     (wd / "config.yaml").write_text(yaml.safe_dump(config))
-    (wd / "PEERS.yaml").write_text(yaml.safe_dump({"peers": {"gunrock": {"program": str(STANDIN)},
+    shutil.copy2(STANDIN, wd / "pr-metrics")  # as Gunrock built with metrics collection: it counts iterations
+    gunrock = {"program": str(STANDIN), "iterations_program": str(wd / "pr-metrics")}
+    (wd / "PEERS.yaml").write_text(yaml.safe_dump({"peers": {"gunrock": gunrock,
                                                              "libraries": ["scipy", "cusparse", "torch"]}}))
     proc = snakemake(wd, "results/claims.csv", "figures/peers_static.png", "--configfile", "config.yaml",
                      "PEERS.yaml")
@@ -51,6 +53,7 @@ def test_gunrock_claim_is_measured_through_the_pipeline(workflow):
     assert {"dynpr", "scipy", "gunrock"} <= set(peers["peer"]) and "cusparse" not in set(peers["peer"])
     gunrock = peers[peers["peer"] == "gunrock"]
     assert len(gunrock) == 1 and (gunrock["time_ms"] > 0).all() and (gunrock["iterations"] >= 1).all()
+    assert gunrock["settings"].str.contains("iterations counted by iterations_program sha256:").all()
     claims = pd.read_csv(workflow / "results" / "claims.csv").set_index("claim_id")
     row = claims.loc["5.2-gunrock"]
     assert row["measured"] > 0 and row["graphs"] == "CollegeMsg"

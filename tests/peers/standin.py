@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """A stand-in for the peer programs, standard library only: Gunrock's `pr` (`-m GRAPH.mtx -n RUNS
-[--collect_metrics -d DIR -f FILE]`) or, given the graph alone, HornetsNest's PageRank test.
+[--export_metrics -d DIR -f FILE]`) or, given the graph alone, HornetsNest's PageRank test.
 
 It reads the Matrix Market file, runs the push PageRank those programs run (alpha 0.85; Gunrock:
 tolerance 1e-6 on the L-inf change, Hornet: 1e-3 on the summed change, at most 50 iterations) and
-prints what they print, so the pipeline's parsing and bookkeeping are tested without a GPU.
+prints what they print, so the pipeline's parsing and bookkeeping are tested without a GPU. As
+Gunrock's option parser, it aborts on a flag it does not know; started under a name ending in
+`-metrics` it writes what Gunrock built with metrics collection writes: each run's iterations too.
 """
 
 import json
+import os
 import sys
 import time
+
+GUNROCK_OPTIONS = {"-m", "--market", "-n", "--num_runs", "-d", "--json_dir", "-f", "--json_file"}
 
 
 def read_mtx(path):
@@ -33,35 +38,44 @@ def pagerank(n, edges, tolerance, max_iterations, norm):
         ranks = new
         if norm(diffs) < tolerance:
             break
-    return ranks, iteration
+    return ranks, iteration + 1
 
 
 def main(argv):
     if "-m" in argv:  # Gunrock's pr
-        flags = [a for a in argv if a == "--collect_metrics"]
-        options = {}
-        rest = [a for a in argv if a not in flags]
-        for key, value in zip(rest[::2], rest[1::2]):
-            options[key] = value
-        n, edges = read_mtx(options["-m"])
-        times = []
-        for _ in range(int(options.get("-n", 1))):
+        options, export, rest = {}, False, list(argv)
+        while rest:
+            flag = rest.pop(0)
+            if flag == "--export_metrics":
+                export = True
+            elif flag in GUNROCK_OPTIONS and rest:
+                options[flag.lstrip("-")[0]] = rest.pop(0)
+            else:  # as cxxopts does: an uncaught exception
+                print("terminate called after throwing an instance of 'cxxopts::option_not_exists_exception'\n"
+                      f"  what():  Option \u2018{flag.lstrip('-')}\u2019 does not exist", file=sys.stderr, flush=True)
+                os.abort()
+        n, edges = read_mtx(options["m"])
+        times, depths = [], []
+        for _ in range(int(options.get("n", 1))):
             start = time.perf_counter()
-            ranks, depth = pagerank(n, edges, 1e-6, 1 << 30, max)
+            ranks, iterations = pagerank(n, edges, 1e-6, 1 << 30, max)
             times.append((time.perf_counter() - start) * 1e3)
+            depths.append(iterations)
+        if export:
+            metrics = {"engine": "Essentials", "process_times": times, "git_commit_sha": "stand-in"}
+            if sys.argv[0].endswith("-metrics"):
+                metrics["search_depths"] = depths
+            with open(f"{options.get('d', '.')}/{options.get('f', 'pr.json')}", "w") as fh:
+                json.dump(metrics, fh)
         print("GPU rank[:40] = " + " ".join(f"{r:g}" for r in ranks[:40]) + " ")
         print(f"GPU Elapsed Time : {times[-1]:g} (ms)")
-        if flags:
-            with open(f"{options.get('-d', '.')}/{options.get('-f', 'pr.json')}", "w") as fh:
-                json.dump({"engine": "Essentials", "process_times": times, "search_depth": depth,
-                           "git_commit_sha": "stand-in"}, fh)
         return 0
     n, edges = read_mtx(argv[0])  # HornetsNest's PageRankTest
     print("Init is false\nInit is false\nRun is false")
     start = time.perf_counter()
-    _, depth = pagerank(n, edges, 1e-3, 50, sum)
+    _, iterations = pagerank(n, edges, 1e-3, 50, sum)
     elapsed = (time.perf_counter() - start) * 1e3
-    print("###" * (depth + 1) + f"\x1b[1;32m          PR---InputAsIS  {elapsed:.1f} ms\x1b[0m")
+    print("###" * iterations + f"\x1b[1;32m          PR---InputAsIS  {elapsed:.1f} ms\x1b[0m")
     return 0
 
 

@@ -40,6 +40,8 @@ def peer_claim(claim: pd.Series, peers: pd.DataFrame, kind: str) -> pd.Series:
     peer_rows, ours = rows[rows["peer"] == kind], rows[rows["peer"] == "dynpr"]
     per_iteration = (ratio(batches, "approach", kind, "dynpr", value="ms_per_iteration")[0]
                      if peer_rows["ms_per_iteration"].notna().all() else np.nan)
+    per_iteration_text = (f"{per_iteration:.3g}x" if np.isfinite(per_iteration)
+                          else f"not measured (no iteration count: peers.{kind}.iterations_program)")
     paper = float(claim["paper_value"])
     spread = run_spread(batches, "approach", [kind, "dynpr"])
     backend = "+".join(sorted(set(ours["backend"].astype(str))))
@@ -50,7 +52,7 @@ def peer_claim(claim: pd.Series, peers: pd.DataFrame, kind: str) -> pd.Series:
     settings = "; ".join(sorted(set(peer_rows["settings"].dropna().astype(str))))
     basis = (f"{NAMES[kind]} over dynpr Static runtime on the same prepared graphs (results/peers/), per graph the "
              f"median over repeats, geometric mean across graphs, interval over graphs; per iteration "
-             f"{per_iteration:.3g}x; dynpr on {backend}; {NAMES[kind]}: {settings}; it met tau in {converged} of "
+             f"{per_iteration_text}; dynpr on {backend}; {NAMES[kind]}: {settings}; it met tau in {converged} of "
              f"{len(peer_rows)} runs; {speedup_basis(paper, spread)}" + (f"; {short}" if short else ""))
     devices = "; ".join(sorted(set(rows["device"].fillna("").astype(str)) - {""}))
     return pd.Series({

@@ -13,10 +13,12 @@ naming the peer and the graph.
 - ``gunrock``: the ``pr`` example of Gunrock's essentials API (gunrock/gunrock,
   ``examples/algorithms/pr``), float32, push with one atomic add per edge, tolerance 1e-6 on the
   L-inf change and alpha 0.85 fixed in its source, no iteration cap. Run once as
-  ``pr -m GRAPH.mtx -n RUNS --collect_metrics -d DIR -f gunrock.json``: it prints the first ranks
-  (``GPU rank[:40] = ...``) and the last run's ``GPU Elapsed Time : X (ms)``; the JSON has every
-  run's time (``process_times``) and its iterations (``search_depth``, the last iteration's index).
-  The first of the RUNS is a warm-up and left out.
+  ``pr -m GRAPH.mtx -n RUNS --export_metrics -d DIR -f gunrock.json`` (it aborts on a flag it does not
+  know): it prints the first ranks (``GPU rank[:40] = ...``) and the last run's ``GPU Elapsed Time : X
+  (ms)``; the JSON has every run's time (``process_times``). Only a build with Gunrock's metrics
+  collection on adds each run's iterations (``search_depths``, the loop's count); its per-edge counters
+  slow it, so such a build is the optional ``iterations_program`` (:func:`program_iterations`), never the
+  timed one. The first of the RUNS is a warm-up and left out.
 - ``hornet``: the PageRank test of HornetsNest (hornet-gt/hornet, ``hornetsnest/test/PageRankTest.cu``),
   float32, threshold 0.001 on the summed change, at most 50 iterations and damping 0.85 fixed.
   Run as ``pagerank GRAPH.mtx`` once per repeat: it times the directed solve (``PR---InputAsIS  X ms``,
@@ -99,7 +101,7 @@ def _numbers(text: str) -> list[float]:
 
 
 def _gunrock_command(program: str, graph_file: str, runs: int, folder: str) -> list[str]:
-    return [program, "-m", graph_file, "-n", str(runs), "--collect_metrics", "-d", folder, "-f", "gunrock.json"]
+    return [program, "-m", graph_file, "-n", str(runs), "--export_metrics", "-d", folder, "-f", "gunrock.json"]
 
 
 def _gunrock_metrics(folder: Path) -> dict:
@@ -122,16 +124,13 @@ def _gunrock_parse(output: str, folder: Path) -> list[ProgramRun]:
     ranks = np.array(_numbers(head.group(1)) if head else [], dtype=np.float64)
     metrics = _gunrock_metrics(folder)
     process_times = [float(t) for t in metrics.get("process_times", [])]
+    # search_depths: a metrics build only; the enactor's loop count, i.e. the iterations (not a 0-based index)
     depths = metrics.get("search_depths")
-    if depths is None and ("search_depth" in metrics or "avg_search_depth" in metrics):
-        depths = [metrics.get("search_depth", metrics.get("avg_search_depth"))] * len(process_times)
-    if len(process_times) < 2:  # no metrics (or one run): the printed time, that of the last run
-        iterations = int(depths[-1]) + 1 if depths else None
-        return [ProgramRun(float(times[-1]), iterations, ranks)]
     if depths is None or len(depths) != len(process_times):
         depths = [None] * len(process_times)
-    # search_depth is the index of the last iteration (0-based): iterations = search_depth + 1
-    return [ProgramRun(t, None if d is None else int(d) + 1, ranks) for t, d in zip(process_times[1:], depths[1:])]
+    if len(process_times) < 2:  # no metrics (or one run): the printed time, that of the last run
+        return [ProgramRun(float(times[-1]), None if not depths or depths[-1] is None else int(depths[-1]), ranks)]
+    return [ProgramRun(t, None if d is None else int(d), ranks) for t, d in zip(process_times[1:], depths[1:])]
 
 
 def _hornet_parse(output: str, folder: Path) -> list[ProgramRun]:
@@ -248,6 +247,32 @@ def run_program(kind: str, program: str | Path, graph_file: str | Path, graph: s
             raise PeerError(f"{where}: reported a time of {bad[0]} ms, not a positive number")
         found += runs
     return found
+
+
+def program_iterations(kind: str, program: str | Path, graph_file: str | Path, graph: str, folder: str | Path,
+                       log: Callable[[str], None] = lambda message: None) -> int:
+    """The iterations a build of peer ``kind`` that counts them (``peers.<kind>.iterations_program``) takes on
+    a Matrix Market file: one run (after Gunrock's warm-up), its time not kept.
+
+    Parameters
+    ----------
+    kind, program, graph_file, graph, folder, log
+        As for :func:`run_program`.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PeerError
+        As :func:`run_program`, or when the program reports no iteration count (a build without metrics).
+    """
+    runs = run_program(kind, program, graph_file, graph, 1, folder, log)
+    if runs[-1].iterations is None:
+        raise PeerError(f"peer {kind} iterations_program ({Path(program).expanduser()}) on {graph}: reported no "
+                        f"iteration count (for Gunrock: a build with its metrics collection on writes search_depths)")
+    return runs[-1].iterations
 
 
 def head_l1(ranks: np.ndarray, reference: np.ndarray) -> tuple[float, int]:

@@ -15,7 +15,8 @@ one untimed warm-up, on the same graph (self-loops included) and scored against 
 - program peers (``peers.gunrock``, ``peers.hornet``): :mod:`dynpr.evaluation.peer_programs`, on the graph
   written as Matrix Market into the job's scratch folder.
 
-``ms_per_iteration`` is ``time_ms / iterations`` (empty where a program gives no iteration count);
+``ms_per_iteration`` is ``time_ms / iterations`` (empty where a program gives no iteration count; a plain
+build of Gunrock's does not, its ``iterations_program`` does);
 ``l1_error`` is against the reference over ``ranks_compared`` vertices (all for dynpr and the libraries,
 the first ones Gunrock prints, none for Hornet).
 """
@@ -35,7 +36,8 @@ import pandas as pd
 
 from dynpr import __version__
 from dynpr.backend import device_name, gpu_available, resolve_backend
-from dynpr.evaluation.peer_programs import KINDS, PEER_COLUMNS, head_l1, program_version, run_program
+from dynpr.evaluation.peer_programs import (KINDS, PEER_COLUMNS, head_l1, program_iterations, program_version,
+                                            run_program)
 from dynpr.evaluation.results import git_commit, timestamp
 from dynpr.graph.arrays import to_host
 from dynpr.graph.graph import Graph
@@ -197,7 +199,8 @@ def measure_peers(dataset: str, graph_path: str | Path, peers: Mapping, options:
         The prepared graph (``results/graphs/{dataset}.npz``).
     peers : mapping
         The config's ``peers`` section: ``libraries`` (default :data:`DEFAULT_LIBRARIES`) and, per program
-        kind (:data:`dynpr.evaluation.peer_programs.KINDS`), ``{program: PATH}``.
+        kind (:data:`dynpr.evaluation.peer_programs.KINDS`), ``{program: PATH}`` and optionally
+        ``iterations_program: PATH``, a build that reports the iterations the timed one does not print.
     options : PageRankOptions
         The config's PageRank options (alpha, tolerance, iteration cap).
     backend : {"auto", "cpu", "gpu"}
@@ -249,7 +252,7 @@ def measure_peers(dataset: str, graph_path: str | Path, peers: Mapping, options:
         log(f"{dataset} {lib.peer}: last {res.time_ms:.3f} ms, {res.iterations} iterations, converged "
             f"{res.converged}")
 
-    programs = {kind: peers[kind]["program"] for kind in KINDS if kind in peers}
+    programs = {kind: peers[kind] for kind in KINDS if kind in peers}
     if programs:
         rows += _program_rows(dataset, graph, programs, options, ref, repeat, scratch, log)
     table = pd.DataFrame(rows).assign(git_commit=commit, timestamp=stamp)
@@ -263,21 +266,26 @@ def _program_rows(dataset, graph, programs, options, ref, repeat, scratch, log) 
         mtx = Path(folder) / f"{dataset}.mtx"
         write_matrix_market(*graph.edges(), graph.num_vertices, mtx)
         log(f"{dataset}: wrote {mtx.stat().st_size / 1e6:.1f} MB Matrix Market ({graph.num_edges} entries)")
-        for kind, program in programs.items():
-            spec = KINDS[kind]
+        for kind, entry in programs.items():
+            spec, program = KINDS[kind], entry["program"]
             work = Path(folder) / kind
             work.mkdir()
             found = run_program(kind, program, mtx, dataset, repeat, work, log)
-            version = program_version(Path(program).expanduser())
+            version, settings, counted = program_version(Path(program).expanduser()), spec.settings, None
+            if entry.get("iterations_program") and any(run.iterations is None for run in found):
+                counter = Path(entry["iterations_program"]).expanduser()
+                (work / "iterations").mkdir()
+                counted = program_iterations(kind, counter, mtx, dataset, work / "iterations", log)
+                settings += f"; iterations counted by iterations_program {program_version(counter)}"
             for r, run in enumerate(found):
                 error, compared = head_l1(run.ranks, ref)
+                iterations = counted if run.iterations is None else run.iterations
                 rows.append(_row(dataset, kind, "program", graph, options, precision=spec.precision,
-                                 backend="gpu", device=device, repeat=r, iterations=run.iterations,
-                                 converged=spec.converged(options.tolerance, options.max_iterations,
-                                                          run.iterations),
+                                 backend="gpu", device=device, repeat=r, iterations=iterations,
+                                 converged=spec.converged(options.tolerance, options.max_iterations, iterations),
                                  time_ms=run.time_ms, l1_error=error, ranks_compared=compared, alpha=spec.alpha,
                                  tolerance=spec.tolerance, max_iterations=spec.max_iterations or math.nan,
-                                 settings=spec.settings, version=version))
+                                 settings=settings, version=version))
             log(f"{dataset} {kind}: {len(found)} runs, last {found[-1].time_ms:.3f} ms, "
-                f"{found[-1].iterations} iterations")
+                f"{found[-1].iterations if counted is None else counted} iterations")
     return rows
