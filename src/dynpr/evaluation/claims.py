@@ -271,7 +271,7 @@ def _ordering_row(claim_id, section, claim, paper_value, sel: Selection, key, pa
 
 
 #: Why DF-P's error can order above Static's on small graphs, and where that is measured (issue 46, item 4).
-ERROR_SIZE = ("DF-P < Static is measured against graph size by benchmarks/bench_error_size.py (R-MAT 20 to 26 on the "
+ERROR_SIZE = ("DF-P < Static is measured against graph size by benchmarks/bench_error_size.py (R-MAT 20 to 24 on the "
               "GPU, docs/claims.md#error-ratio-and-graph-size): the paper's graphs are 1e3 times the embedded ones; ")
 
 
