@@ -37,6 +37,9 @@ def test_static_row_arithmetic():
     assert row["bandwidth_share"] == pytest.approx(row["achieved_gbps"] / 1.0)
     assert set(row) == set(bench.STATIC_COLUMNS)
     assert (row["benchmark"], row["dataset"], row["backend"]) == ("static_comparison", "g", "gpu")
+    assert (row["time_min_ms"], row["time_max_ms"]) == (2.0, 2.0)  # one run: no spread
+    spread = bench.static_row("g", "v", 10, 100, 5, 2.0, 1.0, "d", "c", repeats=3, spread=(1.5, 4.0))
+    assert (spread["time_min_ms"], spread["time_max_ms"], spread["repeats"]) == (1.5, 4.0, 3)
 
 
 @pytest.mark.parametrize("iterations, time_ms", [(0, 1.0), (3, 0.0), (3, float("nan"))])
@@ -179,7 +182,7 @@ def test_kahn_columns_and_drivers_are_the_interface():
     # claims rows read these tables: the column set and driver names are a contract
     assert bench.KAHN_COLUMNS == ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels",
                                   "processed", "time_ms", "us_per_level", "speedup_vs_cpu", "repeats", "benchmark",
-                                  "dataset", "backend")
+                                  "dataset", "backend", "time_min_ms", "time_max_ms")
     assert bench.KAHN_DRIVERS == ("cpu", "levels", "persistent", "two_phase", "host_removal", "dense", "dense_shared")
 
 

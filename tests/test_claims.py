@@ -198,7 +198,8 @@ def test_a_cpu_run_judges_no_speed_claim():
     # each says why, what the interval would read, and where the GPU's verdicts are
     assert measured["basis"].str.contains("not comparable: measured on the CPU (cpu device)", regex=False).all()
     assert "would read 'holds'" in by_id(table, "T2-static-random")["basis"]
-    assert "claims_h100.csv" in by_id(table, "T2-static-random")["basis"]
+    assert claims.GPU_TABLE in by_id(table, "T2-static-random")["basis"]
+    assert (Path(__file__).parents[1] / claims.GPU_TABLE).is_file()  # the table it sends a reader to exists
     # the error orderings are the algorithms', not the device's: judged on the CPU too
     assert by_id(table, "5.3.1-error-order")["verdict"] == "holds"
     assert by_id(table, "5.3.2-error-order")["verdict"] == "holds"
@@ -215,7 +216,9 @@ def test_batches_below_the_80_20_mix_are_left_out():
     table = claims.evaluate(to_frame(rows(random_edges=1)))  # every random batch a single insertion
     row = by_id(table, "T2-static-random")
     assert row["verdict"] == "not comparable" and np.isnan(row["measured"])
-    assert "fewer than 5 edges" in row["basis"]
+    # the basis opens with why nothing is compared, then which batches went
+    assert row["basis"].startswith("not comparable: every batch of this claim has fewer than 5 edges")
+    assert "fewer than 5 edges left out" in row["basis"] and "g3 1e-07 x2, g3 0.0001 x2" in row["basis"]
     summary = to_frame(rows())
     single = (summary["experiment"] == "random") & (summary["batch_fraction"] == 1e-7)
     summary.loc[single, ["insertions", "deletions"]] = [1, 0]
@@ -355,3 +358,4 @@ def test_every_row_explains_itself_and_the_readme_counts_the_rows():
     assert tuple(re.split(r",\s*", count.group(2))) == claims.COLUMNS
     linked = re.search(r"\]\((docs/measurements/claims/[\w.-]+\.csv)\)", claims_item)
     assert linked and (Path(__file__).parents[1] / linked.group(1)).is_file()  # what a GPU run says
+    assert linked.group(1) == claims.GPU_TABLE  # the table the CPU rows' basis names

@@ -417,6 +417,10 @@ def test_kahn_table_rows_for_every_driver(tmp_path):
     assert (table["time_ms"] > 0).all() and (table["benchmark"] == "kahn").all()
     assert table.loc[table["graph"] == "dag-depth30", "levels"].eq(30).all()
     assert table["repeats"].between(1, 2).all() and (table.loc[table["driver"] != "cpu", "repeats"] == 2).all()
+    # the figure's spread: the fastest and slowest repeat around their median
+    assert (table["time_min_ms"] <= table["time_ms"]).all() and (table["time_ms"] <= table["time_max_ms"]).all()
+    cpu = table[table["driver"] == "cpu"]
+    assert (cpu["time_min_ms"] == cpu["time_max_ms"]).all()  # timed once
 
 
 def test_too_big_graph_fails_before_upload(monkeypatch):

@@ -282,11 +282,18 @@ def test_gunrock_claim_is_measured_from_the_peers_table(backend, verdict):
     assert hornet["verdict"] == "not measured" and "peers.hornet.program" in hornet["basis"]
 
 
-def test_peers_figure_has_a_bar_per_peer_and_graph_labelled_with_the_speedup():
+def test_peers_figure_has_a_point_per_peer_and_graph_labelled_with_the_speedup():
     fig = plots.PEER_FIGURES["peers_static"](peers_table(1.0, 6.0))
     total = fig.axes[0]
-    assert len(total.patches) == 2 * 3  # two peers x (two graphs + geometric mean)
+    assert total.get_yscale() == "log" and not total.patches  # points with whiskers, no bars from a cut-off base
+    points = {c.get_label(): c[0].get_ydata() for c in total.containers}
+    assert len(points) == 2 and all(len(y) == 3 for y in points.values())  # two peers x (two graphs + geometric mean)
     assert {t.get_text() for t in total.texts} == {"6x"}
+    slow = peers_table(1.0, 6.0)
+    slow.loc[(slow["peer"] == "gunrock") & (slow["dataset"] == "a") & (slow["repeat"] == 0), "time_ms"] = 12.0
+    gunrock = {c.get_label(): c for c in plots.PEER_FIGURES["peers_static"](slow).axes[0].containers}["gunrock"]
+    whisker = gunrock.lines[2][0].get_segments()[0][:, 1]
+    assert gunrock[0].get_ydata()[0] == 6.0 and (whisker.min(), whisker.max()) == (6.0, 12.0)  # median; range
     empty = plots.PEER_FIGURES["peers_static"](pd.DataFrame(columns=list(PEER_COLUMNS)))
     assert "no peers rows yet" in " ".join(t.get_text() for ax in empty.axes for t in ax.texts)
 

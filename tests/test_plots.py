@@ -4,6 +4,7 @@ import itertools
 
 import matplotlib
 import matplotlib.collections
+import matplotlib.container
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -126,14 +127,47 @@ def test_partition_ablation_keeps_kernel_variants_apart():
     assert sorted(round(p.get_height(), 6) for p in fig.axes[0].patches) == [0.5, 0.5, 0.5, 1.0, 1.0, 1.0]
 
 
+def test_partition_ablation_whiskers_span_the_graphs():
+    bench = pd.DataFrame({"benchmark": "partition_ablation", "dataset": ["A", "A", "B", "B"], "backend": "gpu",
+                          "approach": "dfp", "variant": "", "partition": ["none", "in"] * 2,
+                          "time_ms": [2.0, 1.0, 1.0, 4.0]})  # relative: none 1, 0.25; in 0.5, 1
+    ax = plots.partition_ablation(bench).axes[0]
+    spreads = [c for c in ax.containers if isinstance(c, matplotlib.container.ErrorbarContainer)]
+    assert [whisker(c, 0) for c in spreads] == [(0.25, 1.0), (0.5, 1.0)]
+    assert [round(p.get_height(), 6) for p in ax.patches] == [0.5, round(0.5 ** 0.5, 6)]  # geometric means
+    plt.close("all")
+
+
 def test_static_comparison_keeps_every_variant_distinct():
     variants = [f"v{i}" for i in range(len(plots.CYCLE) + 3)]
     bench = pd.DataFrame({"benchmark": "static_comparison", "dataset": "A", "backend": "gpu",
                           "variant": variants, "time_ms": np.arange(1.0, len(variants) + 1)})
     fig = plots.static_comparison(bench)
     handles, labels = fig.axes[0].get_legend_handles_labels()
-    looks = {(tuple(h.patches[0].get_facecolor()), h.patches[0].get_hatch()) for h in handles}
+    looks = {(h[0].get_color(), h[0].get_marker()) for h in handles}  # h[0]: the points of an errorbar
     assert labels == [f"GPU {v}" for v in variants] and len(looks) == len(variants)
+
+
+def whisker(container, i: int) -> tuple[float, float]:
+    """The i-th whisker of an errorbar container: its lowest and highest y."""
+    y = container.lines[2][0].get_segments()[i][:, 1]
+    return float(y.min()), float(y.max())
+
+
+def test_static_comparison_draws_points_with_the_repeats_spread_on_a_log_axis():
+    bench = pd.DataFrame({"benchmark": "static_comparison", "dataset": ["A", "B"], "backend": "gpu", "variant": "v",
+                          "time_ms": [2.0, 8.0], "time_min_ms": [1.5, 7.0], "time_max_ms": [3.0, 8.5]})
+    fig = plots.static_comparison(bench)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and not ax.patches  # points, no bar from a cut-off base
+    (points,) = ax.containers
+    assert list(points[0].get_ydata()) == [2.0, 8.0, 4.0]  # each graph's median, then their geometric mean
+    assert whisker(points, 0) == (1.5, 3.0) and whisker(points, 1) == (7.0, 8.5)
+    assert whisker(points, 2) == (4.0, 4.0)  # the geometric mean has no repeats: no whisker
+    assert "whisker: fastest to slowest repeat" in ax.get_title()
+    older = plots.static_comparison(bench.drop(columns=["time_min_ms", "time_max_ms"]))  # a table from before
+    assert whisker(older.axes[0].containers[0], 0) == (2.0, 2.0)
+    plt.close("all")
 
 
 def grey(fig) -> np.ndarray:
@@ -166,7 +200,8 @@ def test_every_bar_series_reads_apart_in_grey():
     fig = plots.partition_ablation(bench)
     image = grey(fig)
     ax = fig.axes[0]
-    pixels = {c.get_label(): series_pixels(fig, image, ax, c) for c in ax.containers}
+    pixels = {c.get_label(): series_pixels(fig, image, ax, c) for c in ax.containers
+              if isinstance(c, matplotlib.container.BarContainer)}  # not the whiskers
     assert len(pixels) >= 2
     for (a, pa), (b, pb) in itertools.combinations(pixels.items(), 2):
         assert grey_distance(pa, pb) > 0.05, f"{a} and {b} look alike in grey"
@@ -198,6 +233,15 @@ def test_labels_in_the_axes_do_not_overlap_or_leave_them(name, kwargs):
         assert not [(a, b) for a, b in itertools.combinations(boxes, 2) if a.overlaps(b)], name
         inside = ax.get_window_extent(renderer)
         assert all(b.y1 <= inside.y1 + 1 and b.x0 >= inside.x0 - 1 and b.x1 <= inside.x1 + 1 for b in boxes), name
+    plt.close(fig)
+
+
+def test_speedup_labels_take_the_side_away_from_the_nearest_line():
+    fig, ax = plt.subplots()
+    ax.set_yscale("log")
+    others = [[12.0, 12.0, 1.0], [1.0, 1.0, 1.0]]  # a line just above the first two points, one far below
+    plots.speedup_labels(ax, [1, 2, 3], np.array([10.0, 10.0, 10.0]), [2.0, np.nan, 3.0], "black", others)
+    assert [(t.get_text(), t.get_va()) for t in ax.texts] == [("2.0×", "top"), ("3.0×", "bottom")]
     plt.close(fig)
 
 
@@ -252,6 +296,8 @@ def _kahn_csv(tmp_path) -> pd.DataFrame:
     for driver in ("cpu", "levels", "persistent", "two_phase", "host_removal"):
         rows.append({"graph": "web-NotreDame", "driver": driver, "vertices": 325_729, "levels": 3,
                      "time_ms": times[driver]})
+    for row in rows:  # the repeats within 10% of their median
+        row.update(time_min_ms=row["time_ms"] * 0.9, time_max_ms=row["time_ms"] * 1.1)
     table = pd.DataFrame(rows).assign(benchmark="kahn", backend="gpu", device="d", git_commit="c", edges=1,
                                       processed=1, us_per_level=1.0, speedup_vs_cpu=1.0, repeats=3)
     table["dataset"] = table["graph"]
@@ -263,16 +309,20 @@ def test_kahn_bench_draws_each_driver_per_size_and_the_other_graphs(tmp_path):
     fig = plots.kahn_bench(_kahn_csv(tmp_path))
     acyclic, cyclic, others = fig.axes
     for ax, kind in ((acyclic, "acyclic"), (cyclic, "cyclic")):
-        lines = {line.get_label(): line for line in ax.get_lines()}
+        lines = {c.get_label(): c[0] for c in ax.containers}  # c[0]: the line through the points
         assert list(lines) == [plots.KAHN_DRIVERS[d][0] for d in plots.KAHN_DRIVERS]
         dense = lines["GPU dense matrix"]
         assert list(dense.get_xdata()) == [10_000, 20_000] and list(dense.get_ydata()) == [20.0, 40.0]
+        assert dense.get_linestyle() == "--" and ax.get_yscale() == "log"
         assert kind in ax.get_title()
     assert "levels: 5,000, 10,000" in acyclic.get_title() and "levels: 0, 0" in cyclic.get_title()
-    # the other graphs: CSR drivers only, one bar each
+    # the other graphs: CSR drivers only, one point each with the repeats' spread
     assert [t.get_text() for t in others.get_legend().get_texts()] == [
         "CPU, CSR", "GPU levels, CSR", "GPU persistent, CSR", "GPU two-phase removal, CSR", "GPU + host removal, CSR"]
-    assert sorted(p.get_height() for p in others.patches) == [5.0, 10.0, 12.0, 50.0, 100.0]
+    assert not others.patches and sorted(c[0].get_ydata()[0] for c in others.containers) == [5.0, 10.0, 12.0, 50.0,
+                                                                                              100.0]
+    levels = {c.get_label(): c for c in others.containers}["GPU levels, CSR"]
+    assert whisker(levels, 0) == (9.0, 11.0)
     plots.save_figure(fig, tmp_path / "kahn_bench.png", tmp_path / "kahn_bench.pdf")
     assert (tmp_path / "kahn_bench.png").stat().st_size > 0 and (tmp_path / "kahn_bench.pdf").stat().st_size > 0
 

@@ -132,6 +132,21 @@ def test_style_change_rerenders_every_figure(workflow):
     assert set(jobs) == {"figures", "plot_summary", "plot_temporal_per_batch"}, jobs
 
 
+def test_every_rule_that_draws_a_figure_reads_the_plotting_code_and_its_style():
+    # the dry run above plans only the CPU config's figures; this covers every rule writing figures/, the
+    # bench and peers ones included, from the rule files themselves
+    rules = {}
+    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        for block in re.split(r"^(?=rule )", path.read_text(), flags=re.M)[1:]:
+            rules[block.split(":", 1)[0].removeprefix("rule ").strip()] = block
+    drawing = {name: block for name, block in rules.items() if re.search(r'^\s+(png|pdf)=.*"figures/', block, re.M)}
+    assert {"plot_summary", "plot_bench", "plot_temporal_per_batch", "plot_peers"} <= set(drawing)
+    assert [name for name, block in drawing.items() if not re.search(r"^\s+code=PLOTS_CODE,", block, re.M)] == []
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    (plots_code,) = re.findall(r"^PLOTS_CODE = .*$", common, re.M)
+    assert '"dynpr.evaluation.plots"' in plots_code and '"dynpr.evaluation.figure_style"' in plots_code
+
+
 def test_tolerance_change_reruns_runs_but_not_batches(workflow):
     (workflow / "tolerance.yaml").write_text("pagerank:\n  prune_tolerance: 1.0e-5\n")
     jobs = planned_jobs(workflow, "figures", "--configfile", "tolerance.yaml")  # merged into config.yaml

@@ -49,15 +49,18 @@ from dynpr.errors import DynprError, NoGpuError
 MODEL = ("bytes/iteration = 8(n+1) in_offsets + 4m sources + 8m gathered contributions (one double "
          "per edge, counted as if no gather hit a cache) + 8n read R + 8n write Rnew")
 # Every table also carries benchmark / dataset (= graph) / backend, the keys
-# dynpr.evaluation.plots.read_bench selects rows by.
+# dynpr.evaluation.plots.read_bench selects rows by; time_min_ms / time_max_ms are the fastest and slowest
+# of the timed repeats whose median is time_ms (the figures draw them as the spread).
 STATIC_COLUMNS = ("graph", "variant", "device", "git_commit", "vertices", "edges", "iterations", "time_ms",
                   "ms_per_iteration", "edges_per_second", "bytes_per_iteration", "achieved_gbps", "copy_gbps",
-                  "bandwidth_share", "model", "repeats", "benchmark", "dataset", "backend")
+                  "bandwidth_share", "model", "repeats", "benchmark", "dataset", "backend", "time_min_ms",
+                  "time_max_ms")
 ABLATION_COLUMNS = ("graph", "approach", "partition", "batch_fraction", "time_ms", "device", "git_commit",
                     "variant", "batch_index", "iterations", "l1_error", "affected", "partition_ms", "mark_ms",
                     "compute_ms", "benchmark", "dataset", "backend")
 KAHN_COLUMNS = ("graph", "driver", "device", "git_commit", "vertices", "edges", "levels", "processed", "time_ms",
-                "us_per_level", "speedup_vs_cpu", "repeats", "benchmark", "dataset", "backend")
+                "us_per_level", "speedup_vs_cpu", "repeats", "benchmark", "dataset", "backend", "time_min_ms",
+                "time_max_ms")
 
 
 def bytes_per_iteration(n: int, m: int) -> int:
@@ -66,8 +69,9 @@ def bytes_per_iteration(n: int, m: int) -> int:
 
 
 def static_row(graph: str, variant: str, n: int, m: int, iterations: int, time_ms: float, copy_gbps: float,
-               device: str, commit: str, repeats: int = 1) -> dict:
-    """One ``static_variants.csv`` row from a measured run (``time_ms`` the median of ``repeats``).
+               device: str, commit: str, repeats: int = 1, spread: tuple[float, float] | None = None) -> dict:
+    """One ``static_variants.csv`` row from a measured run (``time_ms`` the median of ``repeats``, ``spread``
+    their fastest and slowest; ``time_ms`` for both when not given).
 
     Raises
     ------
@@ -79,11 +83,13 @@ def static_row(graph: str, variant: str, n: int, m: int, iterations: int, time_m
     seconds = time_ms * 1e-3
     per_iteration = bytes_per_iteration(n, m)
     achieved = per_iteration * iterations / seconds / 1e9
+    low, high = spread if spread is not None else (time_ms, time_ms)
     return {"graph": graph, "variant": variant, "device": device, "git_commit": commit, "vertices": n, "edges": m,
             "iterations": iterations, "time_ms": time_ms, "ms_per_iteration": time_ms / iterations,
             "edges_per_second": m * iterations / seconds, "bytes_per_iteration": per_iteration,
             "achieved_gbps": achieved, "copy_gbps": copy_gbps, "bandwidth_share": achieved / copy_gbps,
-            "model": MODEL, "repeats": repeats, "benchmark": "static_comparison", "dataset": graph, "backend": "gpu"}
+            "model": MODEL, "repeats": repeats, "benchmark": "static_comparison", "dataset": graph, "backend": "gpu",
+            "time_min_ms": low, "time_max_ms": high}
 
 
 NO_GPU = ("bench needs a GPU: no CUDA device visible through CuPy here; run it on a GPU machine "
@@ -294,8 +300,9 @@ def static_variants(graphs: dict[str, str], variants, repeats: int, device: str,
             iterations = {r.iterations for r in runs}
             if len(iterations) != 1:
                 raise RuntimeError(f"{name}/{variant}: iteration counts differ between runs: {sorted(iterations)}")
-            row = static_row(name, variant, n, m, runs[0].iterations,
-                             statistics.median(r.time_ms for r in runs), bandwidth, device, commit, len(runs))
+            times = [r.time_ms for r in runs]
+            row = static_row(name, variant, n, m, runs[0].iterations, statistics.median(times), bandwidth, device,
+                             commit, len(runs), spread=(min(times), max(times)))
             rows.append(row)
             log(f"{name:16s} {variant:16s} it={row['iterations']:3d} {row['time_ms']:9.3f} ms "
                 f"{row['ms_per_iteration'] * 1e3:8.1f} us/it {row['achieved_gbps']:7.0f} GB/s "
@@ -413,12 +420,14 @@ def kahn_table(cases, device: str, commit: str, repeats: int = 3, log=print,
             if (first.levels, first.processed) != (cpu.levels, cpu.processed):
                 raise RuntimeError(f"{name}/{driver}: levels/processed {first.levels}/{first.processed} differ "
                                    f"from the CPU's {cpu.levels}/{cpu.processed}")
-            t = statistics.median(r.time_ms for r in runs)
+            times = [r.time_ms for r in runs]
+            t = statistics.median(times)
             rows.append({"graph": name, "driver": driver, "device": device if driver != "cpu" else cpu.device,
                          "git_commit": commit, "vertices": n, "edges": graph.num_edges, "levels": first.levels,
                          "processed": first.processed, "time_ms": t,
                          "us_per_level": t * 1e3 / max(first.levels, 1), "speedup_vs_cpu": cpu.time_ms / t,
-                         "repeats": len(runs), "benchmark": "kahn", "dataset": name, "backend": "cpu" if driver == "cpu" else "gpu"})
+                         "repeats": len(runs), "benchmark": "kahn", "dataset": name,
+                         "backend": "cpu" if driver == "cpu" else "gpu", "time_min_ms": min(times), "time_max_ms": max(times)})
             log(f"{name:16s} {driver:10s} levels={first.levels:6d} {t:10.3f} ms "
                 f"{t * 1e3 / max(first.levels, 1):8.2f} us/level  x{cpu.time_ms / t:.1f} vs CPU ({len(runs)} runs)")
         del graph, matrix  # before the next case is built

@@ -177,6 +177,13 @@ def speedup_basis(paper: float, spread: float) -> str:
             f"{min(np.sqrt(paper), low):.3g} or above {max(paper ** 2, high):.3g}; {RULE}")
 
 
+#: The committed claims table of a GPU run, which the CPU's not-comparable rows point to (the README links it).
+GPU_TABLE = "docs/measurements/claims/claims_h100_main_job.csv"
+#: The basis of a claim whose every batch is under MIX_EDGES edges: nothing left to compare with the paper's.
+BELOW_MIX_ONLY = (f"not comparable: every batch of this claim has fewer than {MIX_EDGES} edges, too few for the "
+                  "paper's 80/20 mix, so none is left to measure")
+
+
 def _not_comparable(verdict: str, backend: str, device: str) -> tuple[str, str]:
     """A GPU speed claim judged on another backend is not comparable (the number is still shown); the note says
     why and what the interval would read."""
@@ -184,7 +191,7 @@ def _not_comparable(verdict: str, backend: str, device: str) -> tuple[str, str]:
         return verdict, ""
     return "not comparable", (f"not comparable: measured on the {backend.upper()} ({device}), the paper's speed "
                               f"claims are GPU claims (the interval would read '{verdict}'); "
-                              "docs/measurements/claims/claims_h100.csv is what a GPU run says")
+                              f"{GPU_TABLE} is what a GPU run says")
 
 
 def ratio(rows: pd.DataFrame, key: str, slow: str, fast: str, value: str = "time_ms", reduce: str = "mean"):
@@ -223,8 +230,9 @@ def _speedup_row(spec: Speedup, summary: pd.DataFrame) -> dict:
     notes = "; ".join(sel.notes)
     if sel.rows.empty:
         verdict = "not comparable" if sel.below_mix_only else "not measured"
+        why = f"{BELOW_MIX_ONLY} ({sel.backend} run); " if sel.below_mix_only else ""
         return _row(spec.claim_id, spec.section, spec.claim, spec.paper, "x", verdict,
-                    what + (notes or f"this run has no {spec.experiment} rows at these batch sizes"), **common)
+                    why + what + (notes or f"this run has no {spec.experiment} rows at these batch sizes"), **common)
     est, ci, graphs, fractions = ratio(sel.rows, "approach", spec.slow, spec.fast)
     spread = run_spread(sel.rows, "approach", [spec.slow, spec.fast])
     verdict, why = _not_comparable(speedup_verdict(*ci, spec.paper, spread), sel.backend, device)
@@ -256,8 +264,9 @@ def _ordering_row(claim_id, section, claim, paper_value, sel: Selection, key, pa
     notes = "; ".join(sel.notes)
     if sel.rows.empty:
         verdict = "not comparable" if sel.below_mix_only else "not measured"
+        why = f"{BELOW_MIX_ONLY} ({sel.backend} run); " if sel.below_mix_only else ""
         return _row(claim_id, section, claim, paper_value, "ratio", verdict,
-                    what + (notes or "this run has no rows for it"), **common)
+                    why + what + (notes or "this run has no rows for it"), **common)
     each, weakest, ci, graphs, fractions = ordering(sel.rows, key, pairs, value)
     verdict, why = ordering_verdict([c for *_, c in each]), ""
     if speed:
@@ -271,7 +280,7 @@ def _ordering_row(claim_id, section, claim, paper_value, sel: Selection, key, pa
 
 
 #: Why DF-P's error can order above Static's on small graphs, and where that is measured (issue 46, item 4).
-ERROR_SIZE = ("DF-P < Static is measured against graph size by benchmarks/bench_error_size.py (R-MAT 20 to 26 on the "
+ERROR_SIZE = ("DF-P < Static is measured against graph size by benchmarks/bench_error_size.py (R-MAT 20 to 24 on the "
               "GPU, docs/claims.md#error-ratio-and-graph-size): the paper's graphs are 1e3 times the embedded ones; ")
 
 

@@ -18,8 +18,10 @@ matplotlib.use("Agg")  # files only: no display on cluster nodes or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib import patheffects  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
-from matplotlib.ticker import LogFormatter  # noqa: E402
+from matplotlib.ticker import LogFormatter, NullFormatter  # noqa: E402
 
 from dynpr.graph.atomic_files import atomic_path  # noqa: E402
 from dynpr.designs import APPROACH  # noqa: E402
@@ -36,6 +38,13 @@ LOG = " (log scale)"
 #: patterns the j-th so that neighbours differ in grey print too
 CYCLE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#999999"]
 CYCLE_HATCH = ["", "////", "...", "xxx", "\\\\", "ooo", "---", "", "+++"]
+#: markers for points that are not approaches; a length prime to CYCLE's, so (colour, marker) pairs repeat
+#: only after 63 series
+CYCLE_MARKER = ["o", "s", "^", "D", "v", "P", "X"]
+#: opacity of the shaded spread (range over graphs, batches or repeats) around a line
+BAND_ALPHA = 0.15
+#: random batch sizes too small for the 80/20 mix, greyed out
+BELOW_MIX_STYLE = {"color": "#999999", "alpha": 0.2, "hatch": "..", "linewidth": 0}
 DPI = 200
 #: smallest text anywhere (pt, at the saved size)
 MIN_FONT = 8
@@ -77,6 +86,11 @@ def message_figure(title: str, message: str) -> plt.Figure:
     return fig
 
 
+def band_patch(label: str) -> Patch:
+    """Legend entry of the shaded spreads: ``shaded: {label}``."""
+    return Patch(facecolor="#999999", alpha=BAND_ALPHA, label=f"shaded: {label}")
+
+
 def panel_grid(n: int, ncols_max: int = 4, size=(3.6, 3.0)):
     ncols = min(n, ncols_max)
     nrows = math.ceil(n / ncols)
@@ -102,16 +116,35 @@ class PlainLogFormatter(LogFormatter):
         return f"{x:g}"
 
 
-def plain_log_ticks(ax, axis: str = "y") -> None:
+def plain_log_ticks(ax, axis: str = "y", minor_labels: bool = True) -> None:
     """Label a log axis with plain numbers (0.001, 20, 1e-07), not 2×10¹.
 
     Minor ticks get labels only on axes spanning up to two decades, so short
-    axes still carry numbers and long ones stay uncluttered.
+    axes still carry numbers and long ones stay uncluttered; none with ``minor_labels=False``
+    (an x axis of decades, whose minor labels side by side would collide).
     """
     target = ax.yaxis if axis == "y" else ax.xaxis
     target.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
     # minor labels: all of them below half a decade, some up to two decades, none beyond
-    target.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    target.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)) if minor_labels
+                               else NullFormatter())
+
+
+def speedup_labels(ax, x, y, speedups, colour: str, others) -> None:
+    """Write ``speedups`` (``5.1×``) at the points ``(x, y)`` of one line on a log y axis, each above or below
+    its point: on the side with more room to the nearest of the ``others`` lines (one row of values at ``x``
+    each), so that a label does not sit on another line. Points or speedups that are not finite get none."""
+    others = np.asarray(others, dtype=float).reshape(-1, len(y))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaps = np.log10(others / np.asarray(y, dtype=float))  # > 0: that line is above the point
+    for i, (at, value, speedup) in enumerate(zip(x, y, speedups)):
+        if not (np.isfinite(value) and np.isfinite(speedup)):
+            continue
+        column = gaps[:, i]
+        up = np.min(column[column > 0], initial=np.inf) >= np.min(-column[column < 0], initial=np.inf)
+        ax.annotate(f"{speedup:.1f}×", (at, value), textcoords="offset points", xytext=(0, 5 if up else -5),
+                    ha="center", va="bottom" if up else "top", fontsize=MIN_FONT, color=colour,
+                    path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
 
 
 def panel_title(ax, title: str, notes: list[str]) -> None:
@@ -167,3 +200,19 @@ def to_log_values(values: np.ndarray) -> np.ndarray:
     """Values with non-positive entries masked, since log axes cannot show them."""
     values = np.asarray(values, dtype=float)
     return np.where(values > 0, values, np.nan)
+
+
+def points_with_spread(ax, x, table: pd.DataFrame, colour: str, marker: str, label=None, linestyle="none",
+                       size: float = 5):
+    """Points at ``table["mid"]`` (joined by ``linestyle``), each with a whisker from ``low`` to ``high``: the
+    look of every runtime drawn on a log axis (no bar from a cut-off base). Non-positive values are left out.
+
+    Returns
+    -------
+    matplotlib.container.ErrorbarContainer
+        The points and whiskers; its label is the legend's.
+    """
+    mid = to_log_values(table["mid"].to_numpy())
+    spread = np.vstack([mid - table["low"].to_numpy(), table["high"].to_numpy() - mid])
+    return ax.errorbar(x, mid, yerr=np.abs(spread), fmt=marker, linestyle=linestyle, color=colour, markersize=size,
+                       capsize=2, linewidth=0.9, label=label)

@@ -20,13 +20,13 @@ matplotlib.use("Agg")  # files only: no display on cluster nodes or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib import patheffects  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from dynpr.evaluation.figure_style import (CYCLE, CYCLE_HATCH, LINESTYLE, LOG, MIN_FONT, MIX_EDGES, NO_BENCH, RC,
-                                STYLE, approaches_in, coincident_notes, declutter, figure_legend,
-                                message_figure, panel_grid, panel_title, pick_backend,
-                                plain_log_ticks, save_figure, to_log_values)  # noqa: E402, F401
+from dynpr.evaluation.figure_style import (BAND_ALPHA, BELOW_MIX_STYLE, CYCLE, CYCLE_HATCH, CYCLE_MARKER, LINESTYLE,
+                                           LOG, MIN_FONT, MIX_EDGES, NO_BENCH, RC, STYLE, approaches_in, band_patch,
+                                           coincident_notes, declutter, figure_legend, message_figure, panel_grid,
+                                           panel_title, pick_backend, plain_log_ticks, points_with_spread,
+                                           speedup_labels, save_figure, to_log_values)  # noqa: E402, F401
 from dynpr.designs import BASELINE  # noqa: E402
 from dynpr.evaluation.results import aggregate, geometric_mean  # noqa: E402
 
@@ -62,7 +62,8 @@ def temporal_runtime_error(df: pd.DataFrame) -> plt.Figure:
             ax.set_ylabel(label + LOG)
             ax.set_title(f"({letter}) {'runtime' if value == 'time_ms' else 'rank error'} per graph, "
                          "mean over batch sizes")
-        figure_legend(fig, approaches, extra=[_band_patch("range over graphs (a–c), over batch sizes (d, e)")])
+        figure_legend(fig, approaches,
+                      extra=[band_patch("range over graphs (a–c); whiskers (d, e): range over batch sizes")])
         fig.suptitle(f"Temporal graphs, {backend.upper()} ({len(datasets)} graphs)", y=1.05)
         fig.tight_layout()
     return fig
@@ -107,27 +108,17 @@ def _per_graph_points(ax, rows: pd.DataFrame, datasets, approaches, value: str) 
     x = np.arange(len(datasets))
     for j, a in enumerate(approaches):
         sel = table.xs(a, level="approach").reindex(datasets)
-        mid = to_log_values(sel["mid"].to_numpy())
-        ax.errorbar(x + (j - (len(approaches) - 1) / 2) * 0.13, mid,
-                    yerr=np.abs(np.vstack([mid - sel["low"].to_numpy(), sel["high"].to_numpy() - mid])),
-                    fmt=STYLE[a][2], color=STYLE[a][1], markersize=4, capsize=2, linewidth=0.8, linestyle="none")
+        points_with_spread(ax, x + (j - (len(approaches) - 1) / 2) * 0.13, sel, STYLE[a][1], STYLE[a][2], size=4)
     ax.set_xticks(x, datasets, rotation=20)
     ax.set_yscale("log")
     plain_log_ticks(ax)
 
-
-def _band_patch(label: str) -> Patch:
-    return Patch(facecolor="#999999", alpha=BAND_ALPHA, label=f"shaded: {label}")
-
-
-BAND_ALPHA = 0.15
 
 
 def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_suffix="", band=None) -> list[str]:
     """One line per approach over batch fractions (log-log), with its ``band`` (columns ``low, high`` per
     approach and batch fraction) shaded; the approaches in ``speedup`` get their speedup over Static
     written at each point. Returns notes on coincident lines, for the panel title."""
-    static = table[table["approach"] == BASELINE].set_index("batch_fraction")[value]
     drawn = {}
     for a in approaches:
         rows = table[table["approach"] == a].sort_values("batch_fraction")
@@ -140,20 +131,19 @@ def _lines(ax, table: pd.DataFrame, approaches, value: str, speedup=(), label_su
             ax.fill_between(spread["batch_fraction"], to_log_values(spread["low"].to_numpy()),
                             to_log_values(spread["high"].to_numpy()), color=STYLE[a][1], alpha=BAND_ALPHA,
                             linewidth=0)
-        if a in speedup and a != BASELINE:
-            for f, v in zip(rows["batch_fraction"], y):
-                if np.isfinite(v) and f in static.index and static[f] > 0:
-                    ax.annotate(f"{static[f] / v:.1f}×", (f, v), textcoords="offset points", xytext=(0, 5),
-                                ha="center", fontsize=MIN_FONT, color=STYLE[a][1] if len(speedup) > 1 else "black",
-                                path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
+    wide = table.pivot(index="batch_fraction", columns="approach", values=value)
+    for a in [a for a in approaches if a in speedup and a != BASELINE]:  # after every line: labels avoid them all
+        at = wide[a].dropna()
+        speedup_labels(ax, at.index, to_log_values(at.to_numpy()), (wide[BASELINE].reindex(at.index) / at).to_numpy(),
+                       STYLE[a][1] if len(speedup) > 1 else "black", wide.drop(columns=a).reindex(at.index).to_numpy().T)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    if speedup:  # room for the labels above the highest point and beside the outermost ones
+    if speedup:  # room for the labels above the highest point, below the lowest and beside the outermost ones
         ax.margins(x=0.08)
         low, high = ax.get_ylim()
-        ax.set_ylim(low, high * 2)
+        ax.set_ylim(low / 2, high * 2)
     plain_log_ticks(ax)
-    plain_log_ticks(ax, "x")
+    plain_log_ticks(ax, "x", minor_labels=False)  # a decade apart at most: minor labels would run into each other
     return coincident_notes(drawn)
 
 
@@ -170,8 +160,6 @@ def _shade_below_mix(ax, fractions) -> None:
     for f in fractions:
         ax.axvspan(f / 10 ** 0.5, f * 10 ** 0.5, **BELOW_MIX_STYLE)
 
-
-BELOW_MIX_STYLE = {"color": "#999999", "alpha": 0.2, "hatch": "..", "linewidth": 0}
 
 
 def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt.Figure:
@@ -203,7 +191,7 @@ def _random_figure(df: pd.DataFrame, value: str, ylabel: str, title: str) -> plt
             _speedup_panel(axes[1], r, approaches, "|E|")
             _shade_below_mix(axes[1], below_any)
             axes[1].set_title("all graphs: speedup vs Static")
-        extra = [_band_patch("range over graphs (all graphs), over batches (each graph)")]
+        extra = [band_patch("range over graphs (all graphs), over batches (each graph)")]
         extra += [Patch(label=f"< {MIX_EDGES} edges: no 80/20 mix", **BELOW_MIX_STYLE)] if below_any else []
         figure_legend(fig, approaches, extra=extra)
         mix = "80% insertions, 20% deletions"
@@ -269,7 +257,7 @@ def temporal_per_batch(df: pd.DataFrame, dataset: str) -> plt.Figure:
                 panel_title(ax, f"batch size {f:g}·|E_T|", notes)
         for ax in axes[-1]:
             ax.set_xlabel("batch update (consecutive)")
-        extra = [_band_patch("range over the timed repeats")]
+        extra = [band_patch("range over the timed repeats")]
         extra += [Patch(label="batch with no new edge", **empty_style)] if any_empty else []
         figure_legend(fig, approaches, extra=extra)
         fig.suptitle(f"{dataset}: runtime and rank error per batch, {backend.upper()}", y=1.03)
@@ -303,7 +291,7 @@ def gpu_vs_cpu(df: pd.DataFrame) -> plt.Figure:
                 panel_title(ax, f"{b.upper()}: {e} graphs, {'runtime' if v == 'time_ms' else 'L1 error'}", notes)
                 ax.set_xlabel(f"batch size (fraction of |E_T| or |E|){LOG}")
                 ax.set_ylabel(("runtime (ms)" if v == "time_ms" else "L1 error") + LOG)
-        figure_legend(fig, approaches, extra=[_band_patch("range over graphs")])
+        figure_legend(fig, approaches, extra=[band_patch("range over graphs")])
         title = "GPU vs CPU (geometric mean over graphs; DF-P speedup vs Static labelled)"
         if len(backends) == 1:
             other = "gpu" if backends[0] == "cpu" else "cpu"
@@ -324,7 +312,7 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
     if k.empty:
         return message_figure("Kahn", "no kahn rows in results/summary.csv")
     means = k.groupby(["dataset", "backend"], sort=False).agg(
-        time_ms=("time_ms", "median"), low=("time_ms", "min"), high=("time_ms", "max"),
+        mid=("time_ms", "median"), low=("time_ms", "min"), high=("time_ms", "max"),
         levels=("iterations", "max"), processed=("affected", "max"), vertices=("vertices", "max")).reset_index()
     datasets = list(dict.fromkeys(means["dataset"]))
     backends = list(dict.fromkeys(means["backend"]))
@@ -335,13 +323,10 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
         for j, b in enumerate(backends):
             sel = means[means["backend"] == b].set_index("dataset").reindex(datasets)
             pos = x - 0.4 + width * (j + 0.5)
-            style = {"color": CYCLE[j], "hatch": CYCLE_HATCH[j], "edgecolor": "black", "linewidth": 0.4,
-                     "label": b.upper()}
-            mid = to_log_values(sel["time_ms"].to_numpy())  # points on the log axis: no bar from a cut-off base
-            axes[0].errorbar(pos, mid, yerr=np.abs(np.vstack([mid - sel["low"].to_numpy(), sel["high"].to_numpy() - mid])),
-                             fmt=KAHN_MARKERS[j % len(KAHN_MARKERS)], color=CYCLE[j], capsize=3, markersize=6,
-                             linestyle="none", label=f"{b.upper()} (bar: range over repeats)")
-            axes[1].bar(pos, sel["levels"].to_numpy(), width, **style)
+            points_with_spread(axes[0], pos, sel, CYCLE[j], CYCLE_MARKER[j], f"{b.upper()} (whisker: range over "
+                               "repeats)", size=6)
+            axes[1].bar(pos, sel["levels"].to_numpy(), width, color=CYCLE[j], hatch=CYCLE_HATCH[j], edgecolor="black",
+                        linewidth=0.4, label=b.upper())
             for p, (_, r) in zip(pos, sel.iterrows()):
                 done = r["processed"] / r["vertices"] if r["vertices"] else math.nan
                 note = "DAG" if r["processed"] == r["vertices"] else f"cyclic\n{100 * done:.0f}% processed"
@@ -365,10 +350,6 @@ def kahn(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-#: markers of the backends in the Kahn runtime panel (one per backend, for grey print)
-KAHN_MARKERS = ("o", "s", "^")
-
-
 def read_bench(paths: Iterable[str | Path]) -> pd.DataFrame:
     """All benchmark tables (``results/bench/*.csv``) concatenated; empty when there are none."""
     frames = [pd.read_csv(p) for p in paths]
@@ -382,6 +363,24 @@ def _bench_rows(bench: pd.DataFrame, name: str) -> pd.DataFrame:
     return bench[bench["benchmark"] == name]
 
 
+def _bench_spread(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per ``keys`` the median runtime and the fastest and slowest repeat (``time_min_ms``, ``time_max_ms``;
+    tables from before those columns: the rows' own range), with ``vertices`` and ``levels`` where present."""
+    low = rows["time_min_ms"] if "time_min_ms" in rows.columns else rows["time_ms"]
+    high = rows["time_max_ms"] if "time_max_ms" in rows.columns else rows["time_ms"]
+    rows = rows.assign(low=low.fillna(rows["time_ms"]), high=high.fillna(rows["time_ms"]))
+    extra = {c: (c, "max") for c in ("vertices", "levels") if c in rows.columns}
+    return rows.groupby(keys, sort=False).agg(mid=("time_ms", "median"), low=("low", "min"), high=("high", "max"),
+                                              **extra).reset_index()
+
+
+def _with_geometric_mean(per_graph: pd.DataFrame) -> pd.DataFrame:
+    """``mid, low, high`` per graph, then the geometric mean of ``mid`` over the graphs: a point without a
+    whisker (it has no repeats of its own)."""
+    mean = geometric_mean(per_graph["mid"].dropna())
+    return pd.concat([per_graph[["mid", "low", "high"]], pd.DataFrame({"mid": [mean], "low": mean, "high": mean})])
+
+
 def static_comparison(bench: pd.DataFrame) -> plt.Figure:
     """Analogue of Fig. 2 of the paper: Static PageRank runtime per graph for each implementation.
 
@@ -393,26 +392,24 @@ def static_comparison(bench: pd.DataFrame) -> plt.Figure:
     if rows.empty:
         return message_figure("Static PageRank: implementations compared", NO_BENCH)
     rows = rows.assign(impl=rows["backend"].astype(str).str.upper() + " " + rows["variant"].fillna("").astype(str))
-    means = rows.groupby(["dataset", "impl"], sort=False)["time_ms"].mean().reset_index()
-    datasets = list(dict.fromkeys(means["dataset"]))
-    impls = list(dict.fromkeys(means["impl"]))
+    table = _bench_spread(rows, ["dataset", "impl"])
+    datasets = list(dict.fromkeys(table["dataset"]))
+    impls = list(dict.fromkeys(table["impl"]))
     width = 0.8 / len(impls)
     x = np.arange(len(datasets) + 1)
     with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(x)), 3.6))
+        fig, ax = plt.subplots(figsize=(max(6, len(x) * max(1.2, 0.09 * len(impls))), 3.6))  # room per point
         for j, impl in enumerate(impls):
-            sel = means[means["impl"] == impl].set_index("dataset")["time_ms"].reindex(datasets)
-            heights = np.append(sel.to_numpy(), geometric_mean(sel.dropna()))
-            # past the palette, colours repeat with a denser hatching so every implementation stays distinct
-            hatch = CYCLE_HATCH[j % len(CYCLE)] if j < len(CYCLE) else (CYCLE_HATCH[j % len(CYCLE)] or "|") * 2
-            ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(heights), width, color=CYCLE[j % len(CYCLE)],
-                   hatch=hatch, edgecolor="black", linewidth=0.4, label=impl)
+            sel = _with_geometric_mean(table[table["impl"] == impl].set_index("dataset").reindex(datasets))
+            # colour and marker cycles of different lengths: every implementation keeps its own pair
+            points_with_spread(ax, x - 0.4 + width * (j + 0.5), sel, CYCLE[j % len(CYCLE)],
+                               CYCLE_MARKER[j % len(CYCLE_MARKER)], label=impl)
         ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
         ax.set_yscale("log")
         plain_log_ticks(ax)
         ax.set_ylabel(f"runtime (ms){LOG}")
-        ax.set_title("Static PageRank runtime per graph")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
+        ax.set_title("Static PageRank runtime per graph (point: median; whisker: fastest to slowest repeat)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the points, not on them
         fig.tight_layout()
     return fig
 
@@ -424,7 +421,7 @@ def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
     ``dataset``, ``approach``, ``partition`` (none, in, in_out), ``time_ms`` and
     optionally ``variant`` (kernel design; one group of bars per approach and
     variant). Runtime is relative to the slowest partitioning of each approach
-    and variant on each graph, then geometric-meaned across graphs.
+    and variant on each graph, then geometric-meaned across graphs (whiskers: the graphs' range).
     """
     rows = _bench_rows(bench, "partition_ablation")
     if rows.empty or "partition" not in rows.columns:
@@ -433,26 +430,29 @@ def partition_ablation(bench: pd.DataFrame) -> plt.Figure:
     keys = ["approach", "variant"]
     means = rows.groupby(["dataset", *keys, "partition"])["time_ms"].mean().reset_index()
     means["relative"] = means["time_ms"] / means.groupby(["dataset", *keys])["time_ms"].transform("max")
-    rel = means.groupby([*keys, "partition"])["relative"].agg(geometric_mean).reset_index()
+    rel = means.groupby([*keys, "partition"])["relative"].agg(relative=geometric_mean, low="min", high="max")
+    rel = rel.reset_index()
     partitions = [p for p in ("none", "in", "in_out") if p in set(rel["partition"])]
     names = {"none": "no partition", "in": "partition G'", "in_out": "partition G, G'"}
     order = {a: i for i, a in enumerate(STYLE)}
     groups = sorted({(a, v) for a, v in zip(rel["approach"], rel["variant"])},
                     key=lambda g: (order.get(g[0], len(order)), g[1]))
     labels = [STYLE.get(a, (a,))[0] + (f"\n{v}" if v else "") for a, v in groups]
-    table = rel.set_index([*keys, "partition"])["relative"]
+    table = rel.set_index([*keys, "partition"])
     width = 0.8 / len(partitions)
     x = np.arange(len(groups))
     with plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(groups) + 2), 3.6))
         for j, p in enumerate(partitions):
-            heights = [table.get((a, v, p), np.nan) for a, v in groups]
+            sel = table.reindex([(a, v, p) for a, v in groups])
+            heights = sel["relative"].to_numpy()
             ax.bar(x - 0.4 + width * (j + 0.5), heights, width, color=CYCLE[j], hatch=CYCLE_HATCH[j],
-                   edgecolor="black", linewidth=0.4, label=names[p])
+                   edgecolor="black", linewidth=0.4, label=names[p], capsize=2, error_kw={"linewidth": 0.9},
+                   yerr=np.abs(np.vstack([heights - sel["low"].to_numpy(), sel["high"].to_numpy() - heights])))
         ax.set_xticks(x, labels)
         ax.set_ylabel("relative runtime (geometric mean)")
-        ax.set_title("Work partitioning on the GPU (1 = slowest choice)")
-        ax.legend()
+        ax.set_title("Work partitioning on the GPU (1 = slowest choice; whisker: range over graphs)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)  # beside the bars, not on them
         fig.tight_layout()
     return fig
 
@@ -481,14 +481,13 @@ def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
 
     One panel per kind of the report's graphs (random cyclic, upper-triangular acyclic): runtime
     against vertices, a line per driver (CPU against GPU, the dense matrix against CSR); a last
-    panel: the other graphs (random DAGs, the bench graphs), a bar per driver. Says so when there
-    are no rows.
+    panel: the other graphs (random DAGs, the bench graphs), a point per driver. Points are medians of the
+    repeats, whiskers span the fastest to the slowest. Says so when there are no rows.
     """
     rows = _bench_rows(bench, "kahn")
     if rows.empty or "driver" not in rows.columns:
         return message_figure("Kahn's algorithm per driver", NO_BENCH)
-    means = rows.groupby(["dataset", "driver"], sort=False).agg(
-        time_ms=("time_ms", "mean"), vertices=("vertices", "max"), levels=("levels", "max")).reset_index()
+    means = _bench_spread(rows, ["dataset", "driver"])
     drivers = [d for d in KAHN_DRIVERS if d in set(means["driver"])]
     drivers += [d for d in dict.fromkeys(means["driver"]) if d not in KAHN_DRIVERS]
     kind = means["dataset"].str.extract(REPORT_GRAPH, expand=False)
@@ -506,33 +505,32 @@ def kahn_bench(bench: pd.DataFrame) -> plt.Figure:
                 if sel.empty:
                     continue
                 label, colour, marker, line = _kahn_style(d, j)
-                ax.plot(sel["vertices"], to_log_values(sel["time_ms"].to_numpy()), line, color=colour, marker=marker,
-                        label=label)
+                points_with_spread(ax, sel["vertices"], sel, colour, marker, label=label, linestyle=line)
             ax.set_yscale("log")
             plain_log_ticks(ax)
             ax.set_xlabel("vertices")
-            ax.set_ylabel("runtime (ms)")
+            ax.set_ylabel(f"runtime (ms){LOG}")
             levels = table.groupby("vertices")["levels"].max()
-            ax.set_title(f"{titles[k]}\nlevels: " + ", ".join(f"{lv:,}" for lv in levels))
+            ax.set_title(f"{titles[k]}\nlevels: " + ", ".join(f"{lv:,.0f}" for lv in levels))  # float once tables join
         if not others.empty:
             ax = axes[-1]
             graphs = list(dict.fromkeys(others["dataset"]))
             present = [d for d in drivers if d in set(others["driver"])]
             width, x = 0.8 / len(present), np.arange(len(graphs))
             for j, d in enumerate(present):
-                label, colour, _, _ = _kahn_style(d, drivers.index(d))
-                sel = others[others["driver"] == d].set_index("dataset")["time_ms"].reindex(graphs)
-                ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(sel.to_numpy()), width, color=colour,
-                       hatch=CYCLE_HATCH[j % len(CYCLE_HATCH)], edgecolor="black", linewidth=0.4, label=label)
+                label, colour, marker, _ = _kahn_style(d, drivers.index(d))
+                sel = others[others["driver"] == d].set_index("dataset").reindex(graphs)
+                points_with_spread(ax, x - 0.4 + width * (j + 0.5), sel, colour, marker, label=label)
             ax.set_xticks(x, graphs, rotation=20)
             ax.set_yscale("log")
             plain_log_ticks(ax)
-            ax.set_ylabel("runtime (ms)")
+            ax.set_ylabel(f"runtime (ms){LOG}")
             ax.set_title("random DAGs and the bench graphs (CSR)")
-            ax.set_ylim(top=ax.get_ylim()[1] * 30)  # headroom for the legend above the bars
+            ax.set_ylim(top=ax.get_ylim()[1] * 30)  # headroom for the legend above the points
             ax.legend(loc="upper right")
         if kinds:  # one legend for the line panels, below them, off the lines
             fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(drivers), 4))
+        fig.suptitle("Kahn's algorithm per driver (point: median of the repeats; whisker: fastest to slowest)")
         fig.tight_layout(rect=(0, 0.16 if kinds else 0, 1, 1))
     return fig
 
@@ -553,42 +551,45 @@ BENCH_FIGURES = {"static_comparison": static_comparison, "partition_ablation": p
 
 def peers_static(peers: pd.DataFrame) -> plt.Figure:
     """Analogue of Fig. 2(b) of the paper: Static PageRank runtime per graph of dynpr and every peer, total (left)
-    and per iteration (right), each peer's bar labelled with dynpr's speedup over it.
+    and per iteration (right), each peer's point labelled with dynpr's speedup over it.
 
     Reads the peers tables (``results/peers/*.csv``: columns ``dataset``, ``peer``, ``backend``, ``time_ms``,
-    ``ms_per_iteration``), the median over repeats per graph; the geometric mean across graphs last.
+    ``ms_per_iteration``): the median over repeats per graph with a whisker from the fastest to the slowest
+    repeat; the geometric mean across graphs last.
     """
     if peers.empty:
         return message_figure("Static PageRank beside its peers", "no peers rows yet: add a `peers` section to the "
                               "config (docs/config.md)")
     names = ["dynpr"] + sorted(set(peers["peer"].astype(str)) - {"dynpr"})
     datasets = list(dict.fromkeys(peers["dataset"].astype(str)))
-    medians = peers.groupby(["dataset", "peer"])[["time_ms", "ms_per_iteration"]].median()
     width, x = 0.8 / len(names), np.arange(len(datasets) + 1)
     backend = "+".join(sorted(set(peers.loc[peers["peer"] == "dynpr", "backend"].astype(str)))).upper()
     with plt.rc_context(RC):
         fig, axes = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(x)), 3.8))
         for ax, value, label in zip(axes, ("time_ms", "ms_per_iteration"), ("runtime (ms)", "runtime per iteration (ms)")):
-            table = medians[value].unstack("peer").reindex(index=datasets, columns=names)
-            ours = np.append(table["dynpr"].to_numpy(), geometric_mean(table["dynpr"].dropna()))
+            stats = peers.groupby(["dataset", "peer"])[value].agg(mid="median", low="min", high="max").unstack("peer")
+            stats = stats.reindex(index=datasets, columns=pd.MultiIndex.from_product([["mid", "low", "high"], names]))
+            ours = _with_geometric_mean(stats.xs("dynpr", axis=1, level=1))["mid"].to_numpy()
             for j, name in enumerate(names):
-                heights = np.append(table[name].to_numpy(), geometric_mean(table[name].dropna()))
-                hatch = CYCLE_HATCH[j % len(CYCLE)] if j < len(CYCLE) else (CYCLE_HATCH[j % len(CYCLE)] or "|") * 2
-                bars = ax.bar(x - 0.4 + width * (j + 0.5), to_log_values(heights), width, color=CYCLE[j % len(CYCLE)],
-                              hatch=hatch, edgecolor="black", linewidth=0.4, label=name)
-                if name != "dynpr":  # dynpr's speedup over this peer, on its bar
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        speedups = heights / ours
-                    ax.bar_label(bars, [f"{s:.2g}x" if np.isfinite(s) else "" for s in speedups], rotation=90,
-                                 padding=2, fontsize=MIN_FONT)
+                spread = _with_geometric_mean(stats.xs(name, axis=1, level=1))
+                pos = x - 0.4 + width * (j + 0.5)
+                points_with_spread(ax, pos, spread, CYCLE[j % len(CYCLE)], CYCLE_MARKER[j % len(CYCLE_MARKER)], name)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    speedups = spread["mid"].to_numpy() / ours
+                for p, top, v in zip(pos, spread["high"], speedups):  # dynpr's speedup over a peer, above its whisker
+                    if name != "dynpr" and np.isfinite(v) and top > 0:
+                        ax.text(p, top * 1.15, f"{v:.2g}x", rotation=90, ha="center", va="bottom", fontsize=MIN_FONT)
             ax.set_xticks(x, datasets + ["geometric mean"], rotation=20)
             ax.set_yscale("log")
             plain_log_ticks(ax)
             ax.set_ylabel(f"{label}{LOG}")
         axes[0].set_title(f"Static PageRank, total (dynpr on {backend})")
         axes[1].set_title("per iteration (labels: dynpr's speedup)")
-        axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        axes[1].legend(title="whisker: fastest to slowest repeat", loc="upper left", bbox_to_anchor=(1.01, 1),
+                       borderaxespad=0)
         fig.tight_layout()
+        for ax in axes:
+            declutter(ax)
     return fig
 
 
