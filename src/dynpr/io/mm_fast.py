@@ -128,6 +128,8 @@ def read_entries(stream, name: str, rows: int, entries: int, field: str):
     return np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32)
 
 
+#: Bytes of a plain file scanned at once for a CR.
+_SCAN_BYTES = 1 << 20
 #: Fields whose entries :func:`read_file_entries` vouches for from the parsed numbers alone (a real
 #: value's text has no one length).
 FILE_FIELDS = ("pattern", "integer")
@@ -147,9 +149,13 @@ def _digits_total(numbers: np.ndarray, largest: int, plus: int = 0) -> int:
 def _has_carriage_return(path, offset: int) -> bool:
     """Whether the file holds a CR byte from ``offset`` on (read in pieces, not mapped: a file cut
     short while it is read must not end the process with a bus error)."""
-    with open(path, "rb") as fh:
+    piece = bytearray(_SCAN_BYTES)  # one buffer, read into: no fresh pages per piece
+    with open(path, "rb", buffering=0) as fh:
         fh.seek(offset)
-        return any(b"\r" in piece for piece in iter(lambda: fh.read(_READ_BYTES), b""))
+        while length := fh.readinto(piece):
+            if piece.find(b"\r", 0, length) >= 0:
+                return True
+    return False
 
 
 def read_file_entries(path, rows: int, entries: int, field: str, symmetry: str,
