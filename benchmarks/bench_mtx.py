@@ -3,17 +3,21 @@
 A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines) is written as
 ``.mtx`` and as a SuiteSparse-style ``<name>.tar.gz``, then read with
 :func:`dynpr.io.readers.read_matrix_market` / :func:`dynpr.io.readers.read_suitesparse_tar`, and the
-``.mtx`` with ``scipy.io.mmread`` for reference, each in a child process of its own (peak RSS
-``ru_maxrss`` of that child). One row per file goes to
-``results/bench/mtx.csv`` with device, commit and parameters.
+``.mtx`` with ``scipy.io.mmread`` for reference, each read in a child process of its own (peak RSS
+``ru_maxrss`` of that child), ``--repeats`` times, the readers taking turns so that a busy spell of
+a shared machine falls on all of them. ``--baseline-src`` adds the ``.mtx`` read by another checkout's
+``src`` (e.g. ``git archive <commit> src | tar -x -C /tmp/old``), for old against new in one run.
+One row per read goes to ``results/bench/mtx.csv``, with the median, least and most seconds of its
+file and reader, device, commit and parameters.
 
-Usage: ``python benchmarks/bench_mtx.py --scale 20 --edge-factor 10``
+Usage: ``python benchmarks/bench_mtx.py --scale 19 --edge-factor 10 --repeats 5``
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import tarfile
 import tempfile
 import time
@@ -27,7 +31,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks run in a checkout: results/ and its commit
 
 
-def _read(path: str, reader: str) -> tuple[float, int, float]:
+def _read(path: str, reader: str, src: str | None) -> tuple[float, int, float]:
+    if src is not None:  # another checkout's dynpr, in this child only
+        sys.path.insert(0, src)
     import scipy.io
 
     from dynpr.io.readers import read_matrix_market, read_suitesparse_tar
@@ -50,6 +56,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=20)
     parser.add_argument("--edge-factor", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline-src", help="another checkout's src folder, read as reader 'dynpr baseline'")
+    parser.add_argument("--baseline-commit", default="", help="the commit --baseline-src holds (for its rows)")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "mtx.csv"))
     args = parser.parse_args(argv)
     n = 1 << args.scale
@@ -65,19 +74,32 @@ def main(argv=None) -> None:
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(mtx, arcname="gen/gen.mtx")
         # scipy.io.mmread: the reference the plain file is read against (issue 48), in the same run
-        for path, reader in ((mtx, "dynpr"), (mtx, "scipy.io.mmread"), (archive, "dynpr")):
-            with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-                seconds, entries, peak_gib = pool.submit(_read, str(path), reader).result()
-            rows.append({"file": path.name, "reader": reader, "bytes": path.stat().st_size, "entries": entries,
-                         "seconds": seconds,
-                         "seconds_per_100M_lines": seconds / entries * 1e8, "peak_rss_gib": peak_gib,
-                         "scale": args.scale, "edge_factor": args.edge_factor, "device": device_name("cpu"),
-                         "git_commit": git_commit(ROOT), "timestamp": timestamp()})
-            print(f"{path.name} ({reader}): {entries:,} entries in {seconds:.2f} s "
-                  f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
-                  flush=True)
+        runs = [(mtx, "dynpr", None, git_commit(ROOT)), (mtx, "scipy.io.mmread", None, ""),
+                (archive, "dynpr", None, git_commit(ROOT))]
+        if args.baseline_src:
+            runs.insert(1, (mtx, "dynpr baseline", str(Path(args.baseline_src).resolve()), args.baseline_commit))
+        for repeat in range(args.repeats):
+            for path, reader, reader_src, commit in runs:
+                with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+                    seconds, entries, peak_gib = pool.submit(_read, str(path), reader, reader_src).result()
+                rows.append({"file": path.name, "reader": reader, "reader_commit": commit, "repeat": repeat,
+                             "bytes": path.stat().st_size, "entries": entries, "seconds": seconds,
+                             "seconds_per_100M_lines": seconds / entries * 1e8, "peak_rss_gib": peak_gib,
+                             "scale": args.scale, "edge_factor": args.edge_factor, "device": device_name("cpu"),
+                             "git_commit": git_commit(ROOT), "timestamp": timestamp()})
+                print(f"{path.name} ({reader}) #{repeat}: {entries:,} entries in {seconds:.2f} s "
+                      f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",
+                      flush=True)
+    table = pd.DataFrame(rows)
+    spread = table.groupby(["file", "reader"])["seconds"]
+    table["median_seconds"] = spread.transform("median")
+    table["min_seconds"] = spread.transform("min")
+    table["max_seconds"] = spread.transform("max")
+    for (name, reader), group in table.groupby(["file", "reader"], sort=False):
+        print(f"{name} ({reader}): median {group.seconds.median():.3f} s, "
+              f"{group.seconds.min():.3f}-{group.seconds.max():.3f} s over {len(group)}")
     out = Path(args.out)
-    write_csv_atomic(pd.DataFrame(rows), out)
+    write_csv_atomic(table, out)
     print(f"wrote {out}")
 
 

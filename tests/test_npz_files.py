@@ -1,5 +1,7 @@
 """Memory-mapped .npz members: the same arrays as np.load, no copy, and the same refusals."""
 
+import signal
+import subprocess
 import sys
 import zipfile
 
@@ -157,3 +159,65 @@ def test_the_cli_reports_nothing_computed_on_a_graph_rewritten_under_its_map(tmp
     assert line == (f"dynpr: error: {path}: changed on disk while this run read it (rewritten in place?); its "
                     "results are not reported: rerun once the file is complete")
     assert capsys.readouterr().out == "" and not (tmp_path / "r.csv").exists()
+
+
+_CUT_UNDER_THE_RUN = """
+import os, sys
+import dynpr.pagerank
+from dynpr import cli
+from dynpr.graph import npz_files
+
+npz_files.MAP_MIN_BYTES = 0  # a small graph mapped as a large one is
+graph, ranks = sys.argv[1:]
+solve = dynpr.pagerank.update
+
+def cut_meanwhile(*args, **kwargs):
+    os.truncate(graph, 100)  # as `truncate` or `cp` over it does while the run maps it
+    return solve(*args, **kwargs)
+
+dynpr.pagerank.update = cut_meanwhile
+sys.exit(cli.main(["pagerank", graph, "--backend", "cpu", "--ranks-out", ranks]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGBUS"), reason="POSIX bus errors")
+def test_a_graph_cut_short_under_a_run_is_named_not_a_silent_crash(tmp_path):
+    """Re-audit BAD case: truncating a prepared graph while a run maps it killed the process with a
+    bus error and no message."""
+    path = tmp_path / "g.npz"
+    Graph.from_edges(np.arange(5000), (np.arange(5000) * 7 + 1) % 5000, 5000).save(path)
+    done = subprocess.run([sys.executable, "-c", _CUT_UNDER_THE_RUN, str(path), str(tmp_path / "r.csv")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1] == (f"dynpr: error: {path}: cut short on disk while this run read it (bus "
+                                            "error); nothing was written: rerun once the file is complete")
+    assert "Fatal Python error" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.npz"]  # no ranks file, no temporary one
+
+
+_CUT_WHILE_WRITING = """
+import os, sys
+import numpy as np
+from dynpr.graph.atomic_files import atomic_path
+from dynpr.graph.npz_files import exit_on_bus_error, load_members
+
+exit_on_bus_error()
+mapped, out = sys.argv[1:]
+ids = load_members(mapped)["ids"]
+with atomic_path(out) as tmp, open(tmp, "w") as fh:
+    fh.write("id\\n")
+    os.truncate(mapped, 0)
+    np.savetxt(fh, ids)  # reads the lost pages
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGBUS"), reason="POSIX bus errors")
+def test_a_bus_error_while_writing_leaves_no_temporary_file(tmp_path):
+    path = tmp_path / "ids.npz"
+    np.savez(path, ids=np.arange(MAP_MIN_BYTES // 8 * 2, dtype=np.int64))
+    done = subprocess.run([sys.executable, "-c", _CUT_WHILE_WRITING, str(path), str(tmp_path / "out.csv")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == (f"dynpr: error: {path}: cut short on disk while this run read it (bus error); nothing "
+                           "was written: rerun once the file is complete\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.npz"]

@@ -280,3 +280,52 @@ def test_other_layouts_are_read_by_the_strict_parser(tmp_path, entries):
     path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n" + entries)
     edges = read_matrix_market(path)
     assert (edges.src.tolist(), edges.dst.tolist()) == ([0, 1], [1, 2])
+
+
+# what the plain-file path (fast_matrix_market straight from the file) reads, and what it leaves to pandas
+_FAST_LAYOUTS = [("pattern", "1 2\n2 3\n"), ("pattern", "1 2\n2 3"), ("pattern", "1\t2\n2 3\n"),
+                 ("integer", "1 2 5\n2 3 -17\n"), ("integer", "1 2 0\n2 3 99")]
+_DECLINED_LAYOUTS = [("pattern", "1 2\n2 3.0\n"), ("pattern", "1 2\n2 3x\n"), ("pattern", "1 2 5\n2 3\n"),
+                     ("pattern", "01 2\n2 3\n"), ("pattern", "1\r2\n2 3\n"), ("pattern", "1 2\r\n2 3\r\n"),
+                     ("pattern", "1 2\n2 3\n\n"), ("pattern", " 1 2\n2 3\n"), ("pattern", "1 2\n% c\n2 3\n"),
+                     ("pattern", "1 2\n2 4\n"), ("pattern", "1 2\n"), ("pattern", "1 2\n2 3\n3 1\n"),
+                     ("integer", "1 2 +5\n2 3 7\n"), ("integer", "1 2 5.5\n2 3 7\n"), ("integer", "1 2 -0\n2 3 7\n"),
+                     ("integer", "1 2 5 9\n2 3 7\n"), ("integer", "1 2\n2 3 7\n"), ("integer", "1 2 05\n2 3 7\n"),
+                     ("integer", "1 2.0 5\n2 3 7\n")]
+
+
+def _outcome(read, path):
+    try:
+        edges = read(path)
+    except ParseError as err:
+        return str(err)
+    return edges.src.tolist(), edges.dst.tolist(), edges.num_vertices
+
+
+@pytest.mark.parametrize("fast, field, entries", [(True, *case) for case in _FAST_LAYOUTS]
+                         + [(False, *case) for case in _DECLINED_LAYOUTS])
+@pytest.mark.parametrize("symmetry", ["general", "symmetric"])
+def test_plain_file_path_reads_what_the_strict_parser_reads(tmp_path, monkeypatch, fast, field, entries, symmetry):
+    """The plain-file path takes a file only in the layout it can vouch for (one separator between
+    fields, digits only, nothing more on a line) and gives the strict parser's edges; any other file
+    has the strict parser's edges or its error, naming the line."""
+    from dynpr.io import mm_fast, readers
+
+    path = tmp_path / "m.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate {field} {symmetry}\n% a comment\n3 3 2\n" + entries)
+    answers = []
+    monkeypatch.setattr(readers, "read_file_entries", lambda *args: answers.append(
+        mm_fast.read_file_entries(*args)) or answers[-1])
+    read = _outcome(readers.read_matrix_market, path)
+    assert (answers[0] is not None) == fast
+    monkeypatch.setattr(readers, "read_file_entries", lambda *args: None)
+    monkeypatch.setattr(readers, "read_entries", lambda *args: None)  # pandas only
+    assert read == _outcome(readers.read_matrix_market, path)
+
+
+def test_digits_total_counts_the_digits_of_each_number():
+    from dynpr.io.mm_fast import _digits_total
+
+    numbers = np.array([0, 1, 8, 9, 10, 98, 99, 100, 999_999, 1_000_000, 2_147_483_646], dtype=np.int64)
+    assert _digits_total(numbers, int(numbers.max())) == sum(len(str(v)) for v in numbers)
+    assert _digits_total(numbers, int(numbers.max()) + 1, plus=1) == sum(len(str(v + 1)) for v in numbers)

@@ -504,12 +504,12 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     """:func:`main`, Ctrl-C left to it."""
     from dynpr.graph.atomic_files import exit_on_sigterm
+    from dynpr.graph.npz_files import exit_on_bus_error
 
     exit_on_sigterm()  # temporary files go on SIGTERM too
     if not faulthandler.is_enabled() and hasattr(sys.__stderr__, "fileno"):
-        # a mapped graph truncated under a run kills it with SIGBUS, which no handler can turn into a
-        # message: this names the signal and where it hit rather than exiting silently
-        faulthandler.enable(sys.__stderr__)
+        faulthandler.enable(sys.__stderr__)  # a crash names where it hit rather than exiting silently
+    exit_on_bus_error()  # a mapped graph truncated under the run: one line naming it, not a crash
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
     if not argv:

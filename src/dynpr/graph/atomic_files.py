@@ -71,6 +71,10 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
+#: The temporary names :func:`atomic_path` has handed out and not yet renamed or removed.
+_LIVE_TEMPORARIES: set[Path] = set()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
@@ -92,6 +96,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give a file name to write")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    _LIVE_TEMPORARIES.add(tmp)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -106,8 +111,17 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         detail = str(err.strerror or err).replace(str(tmp), str(path))  # name the output, not its temporary name
         raise ResourceError(f"{path}: cannot write ({detail})") from None
     finally:
+        _LIVE_TEMPORARIES.discard(tmp)
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+def remove_live_temporaries() -> None:
+    """Remove the temporary files of :func:`atomic_path` still open in this process: for an exit
+    that runs no ``finally`` (``os._exit`` on a bus error, :func:`dynpr.graph.npz_files.exit_on_bus_error`)."""
+    for tmp in list(_LIVE_TEMPORARIES):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -21,6 +21,7 @@ import ctypes
 import math
 import mmap
 import os
+import signal
 import struct
 import weakref
 import zipfile
@@ -28,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dynpr.errors import InputError
+from dynpr.errors import EXIT_INPUT, InputError
+from dynpr.graph.atomic_files import remove_live_temporaries
 from dynpr.graph.hostmem import check_host_fits
 
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # zip local file header, 30 bytes
@@ -120,8 +122,8 @@ def check_mapped_files_unchanged() -> None:
     can set, so comparing one ``stat`` per mapped file before results are written tells, for
     microseconds. A file *replaced* (``os.replace``, ``rsync`` without ``--inplace``, ``dynpr``
     itself) has a new inode and leaves the mapped one intact: not refused. Truncating a mapped
-    file makes reading a lost page a bus error, which no check can turn into a message (the CLI
-    enables :mod:`faulthandler`, so the crash at least names the signal and where it hit).
+    file makes reading a lost page a bus error, which no exception can catch:
+    :func:`exit_on_bus_error` names the file and exits.
 
     Raises
     ------
@@ -137,6 +139,55 @@ def check_mapped_files_unchanged() -> None:
         if now[:2] == state[:2] and now != state:
             raise InputError(f"{path}: changed on disk while this run read it (rewritten in place?); its results "
                              "are not reported: rerun once the file is complete")
+
+
+#: The bus-error handler the C library calls (kept referenced: it must outlive the call that installs it).
+_BUS_HANDLER = []
+
+
+def _on_bus_error(signum: int) -> None:
+    """Name the mapped files whose size changed (else every mapped one), remove this run's temporary
+    files and exit 2, never returning (a return would run the faulting read again)."""
+    try:
+        alive = [(path, state) for ref, path, state in _MAPS if ref() is not None]
+        cut = [path for path, state in alive if _size_now(path) != state[2]] or [path for path, _ in alive]
+        names = ", ".join(dict.fromkeys(str(path) for path in cut)) or "a memory-mapped file"
+        os.write(2, f"dynpr: error: {names}: cut short on disk while this run read it (bus error); nothing was "
+                    "written: rerun once the file is complete\n".encode())
+        remove_live_temporaries()
+    finally:
+        os._exit(EXIT_INPUT)
+
+
+def _size_now(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+def exit_on_bus_error() -> None:
+    """Turn a bus error (SIGBUS) into one line naming the mapped file cut short, and exit 2.
+
+    Truncating a file a run maps (``: > g.npz``, ``cp`` over it, ``truncate``) loses its pages: the
+    next read of one is a SIGBUS in the middle of a NumPy or CUDA copy loop, where a Python signal
+    handler never gets to run (it waits for the loop to end, which a fault never lets happen), and
+    the process died with no message. This installs a C-level handler (through :mod:`ctypes`) that
+    runs :func:`_on_bus_error` in the faulting thread: it stats the mapped files, writes one line,
+    removes this run's temporary files (:func:`dynpr.graph.atomic_files.remove_live_temporaries`)
+    and calls ``os._exit``. Running Python in a signal's context is safe only because nothing here
+    touches the state the fault interrupted (a read of mapped memory, never the allocator); outputs
+    are written under temporary names, so none is left half-written. For the CLI and the
+    experiment jobs; a library user keeps their own handlers. POSIX only: elsewhere a no-op.
+    """
+    if not hasattr(signal, "SIGBUS") or _BUS_HANDLER:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    handler_type = ctypes.CFUNCTYPE(None, ctypes.c_int)
+    libc.signal.restype = ctypes.c_void_p
+    libc.signal.argtypes = (ctypes.c_int, handler_type)
+    _BUS_HANDLER.append(handler_type(_on_bus_error))
+    libc.signal(signal.SIGBUS, _BUS_HANDLER[0])
 
 
 def _mapped(path: Path, fh, info: zipfile.ZipInfo) -> np.ndarray:

@@ -1,6 +1,12 @@
 """Matrix Market entries at the speed of ``scipy.io.mmread``, with dynpr's strict checks.
 
-SciPy's fast_matrix_market parser (C++, threaded) reads the entries from a stream that checks
+A plain (uncompressed) file of pattern or integer entries is read by SciPy's fast_matrix_market
+straight from the file, as ``scipy.io.mmread`` reads it (:func:`read_file_entries`), and then
+vouched for from what it read: the entries' bytes must number exactly what the ids (and integer
+values) take in digits, one separator between fields and a newline after each line, so no line
+holds a sign, a point, a leading zero, an extra field or a comment, and no CR is among them.
+
+Otherwise SciPy's fast_matrix_market parser (C++, threaded) reads the entries from a stream that checks
 them on the way (:class:`CheckedEntries`): ids digits only (:func:`dynpr.io.id_text.odd_id_byte`)
 and a canonical layout, each line its fields separated by one space and ended by a newline (no
 tabs, CRs, comments or blank lines among the entries, no line of more fields: fast_matrix_market
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 
 import numpy as np
 
@@ -119,3 +126,83 @@ def read_entries(stream, name: str, rows: int, entries: int, field: str):
     src, dst = matrix.row, matrix.col
     del matrix  # and its values
     return np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32)
+
+
+#: Bytes of a plain file scanned at once for a CR.
+_SCAN_BYTES = 1 << 20
+#: Fields whose entries :func:`read_file_entries` vouches for from the parsed numbers alone (a real
+#: value's text has no one length).
+FILE_FIELDS = ("pattern", "integer")
+
+
+def _digits_total(numbers: np.ndarray, largest: int, plus: int = 0) -> int:
+    """The decimal digits of ``numbers + plus`` (non-negative, at most ``largest``) all told, without a
+    loop per number: each has one digit, and one more for each power of ten it reaches."""
+    total, power = numbers.size, 10
+    reaches = np.empty(numbers.shape, dtype=bool)  # one buffer for every power: no page faults per pass
+    while power <= largest:
+        total += np.count_nonzero(np.greater_equal(numbers, power - plus, out=reaches))
+        power *= 10
+    return total
+
+
+def _has_carriage_return(path, offset: int) -> bool:
+    """Whether the file holds a CR byte from ``offset`` on (read in pieces, not mapped: a file cut
+    short while it is read must not end the process with a bus error)."""
+    piece = bytearray(_SCAN_BYTES)  # one buffer, read into: no fresh pages per piece
+    with open(path, "rb", buffering=0) as fh:
+        fh.seek(offset)
+        while length := fh.readinto(piece):
+            if piece.find(b"\r", 0, length) >= 0:
+                return True
+    return False
+
+
+def read_file_entries(path, rows: int, entries: int, field: str, symmetry: str,
+                      offset: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The 0-based int32 ``(src, dst)`` of a plain Matrix Market file of pattern or integer entries
+    (:data:`FILE_FIELDS`) whose entries begin at byte ``offset``, as the header read by dynpr declares
+    them; None where fast_matrix_market (SciPy >= 1.12) is missing, reads another header, refuses a
+    line, or where the entries are not in the layout this can vouch for (the caller then reads the
+    file with the line-naming parser).
+
+    fast_matrix_market reads each line's leading integers and ignores what follows them (``2 3.0``,
+    ``1 2 5`` in a pattern file), so what it read is checked against the file's size: each line
+    takes at least its numbers' digits, a separator between two fields and a newline (the last may
+    lack it), so a file of exactly that many bytes holds nothing else (no sign, point, leading zero,
+    extra field, comment or blank line). The one separator may be a space or a tab, which the
+    strict parser also reads, or a CR, which it does not: a file with a CR is declined.
+    """
+    try:
+        from scipy.io import _fast_matrix_market as fmm
+        from scipy.io._fast_matrix_market import _fmm_core
+    except ImportError:  # SciPy < 1.12
+        return None
+    integer = field == "integer"
+    try:
+        cursor = _fmm_core.open_read_file(str(path), fmm.PARALLELISM)
+        read_header = cursor.header
+        if (read_header.nrows, read_header.ncols, read_header.nnz, read_header.field,
+                read_header.symmetry) != (rows, rows, entries, field, symmetry):
+            cursor.close()
+            return None
+        log.info("%s: reading %s entries with fast_matrix_market", path, f"{entries:,}")  # one call: no progress
+        src = np.empty(entries, dtype=np.int32)
+        dst = np.empty(entries, dtype=np.int32)
+        # a pattern entry's value (1) is not needed: all written to one element
+        values = np.empty(entries, dtype=np.int64) if integer else np.lib.stride_tricks.as_strided(
+            np.empty(1), shape=(entries,), strides=(0,))
+        _fmm_core.read_body_coo(cursor, src, dst, values)  # refuses an id outside 1..rows
+    except (ValueError, OverflowError):  # a line it refuses (its message names no file): the caller names it
+        return None
+    fields = 3 if integer else 2
+    least_bytes = fields * entries + _digits_total(src, rows, plus=1) + _digits_total(dst, rows, plus=1)
+    if integer:
+        least_bytes += np.count_nonzero(values < 0)  # their signs
+        magnitudes = np.abs(values, out=values)
+        least_bytes += _digits_total(magnitudes, int(magnitudes.max(initial=0)))
+        del values, magnitudes
+    entry_bytes = os.stat(path).st_size - offset
+    if entry_bytes not in (least_bytes, least_bytes - (entries > 0)) or _has_carriage_return(path, offset):
+        return None
+    return src, dst

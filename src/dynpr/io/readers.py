@@ -28,7 +28,7 @@ from dynpr.errors import InputError, ParseError
 from dynpr.graph.graph import MAX_VERTICES, VERTEX_DTYPE
 from dynpr.graph.hostmem import BUILD_BYTES_PER_RECORD, build_bytes, check_host_fits
 from dynpr.io.id_text import DigitsOnly, odd_character_reason, odd_id_byte
-from dynpr.io.mm_fast import read_entries
+from dynpr.io.mm_fast import FILE_FIELDS, read_entries, read_file_entries
 from dynpr.io.tar_streams import archive_stem, check_member, open_tar_stream, tar_member_stream
 
 log = logging.getLogger("dynpr.io.readers")
@@ -384,12 +384,13 @@ def _stored_text_bound(size: int, gzipped: bool) -> int:
     return size * _GZIP_MAX_RATIO if gzipped else size
 
 
-def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int | None = None) -> EdgeData:
+def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int | None = None,
+             plain_path: Path | None = None) -> EdgeData:
     """Read a Matrix Market coordinate matrix from the binary stream that ``open_stream()`` opens.
 
     The header is checked before anything graph-sized is allocated, then the entries are read by
-    :func:`dynpr.io.mm_fast.read_entries`; where that declines (another layout, a line to name), from
-    the start again by pandas :data:`MM_CHUNK_ENTRIES` at a time. ``open_stream`` and ``reopen``
+    :mod:`dynpr.io.mm_fast` (from ``plain_path``, the stream's file if uncompressed, else the stream);
+    where that declines (a layout, a line to name), again by pandas :data:`MM_CHUNK_ENTRIES` at a time. ``open_stream`` and ``reopen``
     (default: ``open_stream``) are context-manager factories; the second opens the stream again.
     ``corrupt`` names the container in the message for a truncated/corrupt stream ("gzip",
     "archive"). ``text_bytes`` bounds the stream's length: a size line declaring more entries than
@@ -414,7 +415,9 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
             # the int32 ids read here (the parser's values and the ids before mirroring freed before the build),
             # then the graph built from them
             check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
-            read = read_entries(fh, name, rows, entries, header.field)
+            read = (read_file_entries(plain_path, rows, entries, header.field, header.symmetry, fh.tell())
+                    if plain_path is not None and header.field in FILE_FIELDS
+                    else read_entries(fh, name, rows, entries, header.field))
         if read is None:
             with (reopen or open_stream)() as fh:
                 read_mm_header(fh, name)
@@ -467,7 +470,7 @@ def read_matrix_market(path: str | Path) -> EdgeData:
     The header (:func:`read_mm_header`) is checked before anything is
     allocated; entries are then read by SciPy's fast_matrix_market through
     dynpr's checks (:mod:`dynpr.io.mm_fast`), or, in a layout other than one
-    space between fields, parsed by pandas :data:`MM_CHUNK_ENTRIES` at a time,
+    separator between fields, parsed by pandas :data:`MM_CHUNK_ENTRIES` at a time,
     into int32 arrays (8 bytes per entry, 16 when symmetric), with progress
     lines on the ``dynpr.io.readers`` logger.
 
@@ -488,7 +491,7 @@ def read_matrix_market(path: str | Path) -> EdgeData:
     with open(path, "rb") as fh:
         gzipped = fh.read(2) == b"\x1f\x8b"
     return _read_mm(functools.partial(_open_text, path), str(path), "gzip",
-                    text_bytes=_stored_text_bound(path.stat().st_size, gzipped))
+                    text_bytes=_stored_text_bound(path.stat().st_size, gzipped), plain_path=None if gzipped else path)
 
 
 def read_suitesparse_tar(path: str | Path) -> EdgeData:

@@ -149,8 +149,10 @@ def script_errors(rule: str, target: str, log_path: str | Path | None) -> Iterat
     """
     from dynpr.graph.atomic_files import exit_on_sigterm
     from dynpr.graph.hostmem import peak_rss_gib
+    from dynpr.graph.npz_files import exit_on_bus_error
 
     exit_on_sigterm()  # a job Snakemake stops with SIGTERM still removes its temporary files
+    exit_on_bus_error()  # a graph or batch file truncated under the job: one line naming it
     stop_with(_ancestor("snakemake"))
     log = JobLog(log_path)
     try:
