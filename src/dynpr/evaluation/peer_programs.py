@@ -19,7 +19,11 @@ and the graph.
   (ms)``; the JSON has every run's time (``process_times``). Only a build with Gunrock's metrics
   collection on adds each run's iterations (``search_depths``, the loop's count); its per-edge counters
   slow it, so such a build is the optional ``iterations_program`` (:func:`program_iterations`), never the
-  timed one. The first of the RUNS is a warm-up and left out.
+  timed one. The first of the RUNS is a warm-up and left out. At gunrock/gunrock 01f125c8 (and since
+  59a1dab2, 2026-01-15) its atomic add is compiled, under nvcc, as a plain load-add-store
+  (``math::atomic::add`` tests ``#if __HIP_DEVICE_COMPILE__``, which nvcc does not define): concurrent
+  updates of one vertex are lost, differently each iteration, so on graphs with contended vertices the
+  L-inf change stays above 1e-6 and the program never stops; only the wall-clock limit ends it.
 - ``hornet``: the PageRank test of HornetsNest (hornet-gt/hornet, ``hornetsnest/test/PageRankTest.cu``),
   float32, threshold 0.001 on the summed change, at most 50 iterations and damping 0.85 fixed.
   Run as ``pagerank GRAPH.mtx`` once per repeat: it times the directed solve (``PR---InputAsIS  X ms``,
