@@ -2,12 +2,16 @@
 peers (through the stand-in tests/peers/standin.py, which prints what Gunrock's `pr` and Hornet's
 PageRank test print), their one-line failures, and the claims and figure made from their table."""
 
+import re
 import shutil
+import time
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from dynpr.evaluation import plots
 from dynpr.evaluation.claims import evaluate
@@ -42,6 +46,14 @@ def graph_file(graph, tmp_path):
     path = tmp_path / "g.npz"
     graph.save(path)
     return path
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an orphan init has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def script(tmp_path, name: str, body: str) -> Path:
@@ -193,6 +205,39 @@ def test_standin_aborts_on_a_flag_gunrock_does_not_know(tmp_path):
                     tmp_path / "g.mtx", "g", 1, tmp_path)
 
 
+@pytest.mark.parametrize("text,failure", [
+    ("%%MatrixMarket matrix coordinate pattern general\n%\n3 3 2\n1 2\n3 1\n", None),  # as scipy writes it
+    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2\n3 1\n",
+     "was killed by signal 6: what():  Could not read weighted edge from market file"),
+    ("%%MatrixMarket matrix coordinate integer general\n3 3 2\n0 2 1\n3 1 1\n",
+     "was killed by signal 6: what():  Market file is zero-indexed"),
+    ("%%MatrixMarket matrix coordinate real\n3 3 2\n1 2 1\n3 1 1\n",
+     "exited with status 1: Could not process Matrix Market banner"),
+])
+def test_standin_reads_matrix_market_as_gunrock_does(text, failure, tmp_path):
+    mtx = tmp_path / "g.mtx"
+    mtx.write_text(text)
+    if failure is None:
+        assert len(run_program("gunrock", STANDIN, mtx, "g", 1, tmp_path)) == 1
+        return
+    with pytest.raises(PeerError, match=rf"^peer gunrock \({STANDIN}\) on g: {re.escape(failure)}$"):
+        run_program("gunrock", STANDIN, mtx, "g", 1, tmp_path)
+
+
+def test_a_program_that_never_stops_is_killed_at_the_limit(graph, tmp_path, monkeypatch):
+    mtx = tmp_path / "g.mtx"
+    write_matrix_market(*graph.edges(), graph.num_vertices, mtx)
+    monkeypatch.setenv("DYNPR_STANDIN_HANG", "1")
+    start = time.monotonic()
+    with pytest.raises(PeerError) as err:
+        run_program("gunrock", STANDIN, mtx, "soc-Epinions1", 1, tmp_path, timeout_s=1.5)
+    assert str(err.value) == (f"peer gunrock ({STANDIN}) on soc-Epinions1: did not finish within peers.timeout_s = "
+                              "1.5 s and was killed")
+    assert time.monotonic() - start < 30
+    pids = [int(pid) for pid in (tmp_path / "standin.pid").read_text().split()]
+    assert len(pids) == 2 and not any(running(pid) for pid in pids)  # the program and its child
+
+
 def test_an_iterations_program_that_counts_none_fails_in_one_line(graph, tmp_path):
     mtx = tmp_path / "g.mtx"
     write_matrix_market(*graph.edges(), graph.num_vertices, mtx)
@@ -245,6 +290,27 @@ def test_measure_peers_keeps_nothing_when_a_program_fails(graph_file, tmp_path):
         measure_peers("g", graph_file, {"libraries": [], "gunrock": {"program": str(broken)}}, PageRankOptions(),
                       backend="cpu", repeat=1, scratch=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.npz", "pr"]
+
+
+def test_measure_peers_keeps_nothing_when_a_program_runs_past_the_limit(graph_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNPR_STANDIN_HANG", "1")
+    peers = {"libraries": [], "timeout_s": 1, "gunrock": {"program": str(STANDIN)}}
+    with pytest.raises(PeerError, match=rf"^peer gunrock \({STANDIN}\) on g: did not finish within peers.timeout_s "
+                                        "= 1 s and was killed$"):
+        measure_peers("g", graph_file, peers, PageRankOptions(), backend="cpu", repeat=1, scratch=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["g.npz"]
+
+
+@pytest.mark.parametrize("timeout_s,valid", [(300, True), (0.5, True), (0, False), (-1, False), ("300", False)])
+def test_the_config_schema_checks_peers_timeout(repo_root, timeout_s, valid):
+    schema = yaml.safe_load((repo_root / "workflow/schemas/config.schema.yaml").read_text())
+    config = yaml.safe_load((repo_root / "config.yaml").read_text())
+    config["peers"] = {"gunrock": {"program": "/opt/gunrock/pr"}, "timeout_s": timeout_s}
+    if valid:
+        jsonschema.validate(config, schema)
+    else:
+        with pytest.raises(jsonschema.ValidationError, match="timeout_s"):
+            jsonschema.validate(config, schema)
 
 
 def peers_table(dynpr_ms: float, gunrock_ms: float, backend: str = "gpu") -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """Peers through the pipeline on a machine without a GPU: a `peers` section naming a stand-in for Gunrock's
 `pr` (tests/peers/standin.py, which prints what `pr` prints) puts rule peers, the peers_static figure and a
 measured 5.2-gunrock claim into `snakemake results/claims.csv --configfile config.yaml PEERS.yaml`; a broken
-program fails that job in one line and leaves no table."""
+program, or one that runs past `peers.timeout_s`, fails that job in one line and leaves no table."""
 
 import os
 import shutil
@@ -20,10 +20,10 @@ pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None and not (Path(
                                 reason="snakemake is not installed")
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     return subprocess.run([exe, "--cores", "1", *args], cwd=workdir, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "MPLBACKEND": "Agg"})
+                          env={**os.environ, "MPLBACKEND": "Agg", **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,20 @@ def test_a_broken_program_fails_the_job_in_one_line_and_keeps_no_table(workflow)
                      "status 134: terminate called: cudaErrorNoDevice"], proc.stderr[-3000:]
     assert not (workflow / "results" / "peers" / "CollegeMsg.csv").exists()
     folder = workflow / "results" / "peers"  # Snakemake removes it when the failed job's output was all it held
+    assert not folder.exists() or not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_a_program_that_never_stops_fails_the_job_at_the_limit_and_keeps_no_table(workflow):
+    (workflow / "HANG.yaml").write_text(yaml.safe_dump({"peers": {"gunrock": {"program": str(STANDIN)},
+                                                                  "libraries": [], "timeout_s": 2}}))
+    proc = snakemake(workflow, "results/peers/CollegeMsg.csv", "--configfile", "config.yaml", "HANG.yaml",
+                     env={"DYNPR_STANDIN_HANG": "1"})
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("dynpr: peers")]
+    assert lines == [f"dynpr: peers for CollegeMsg: PeerError: peer gunrock ({STANDIN}) on CollegeMsg: did not finish "
+                     "within peers.timeout_s = 2 s and was killed"], proc.stderr[-3000:]
+    assert not (workflow / "results" / "peers" / "CollegeMsg.csv").exists()
+    folder = workflow / "results" / "peers"
     assert not folder.exists() or not [p for p in folder.iterdir() if p.name.startswith(".")]
 
 

@@ -7,8 +7,9 @@ L-inf change, at most 500 iterations) from its command line, so every row record
 settings the program fixed (:attr:`ProgramKind.settings`) and ``converged`` says whether they
 meet the config's tau. :func:`run_program` runs one on a Matrix Market file
 (:func:`dynpr.io.matrix_market.write_matrix_market`) and returns its timed runs; a program that
-is missing, not executable, crashes or prints nothing parseable is one :class:`PeerError` line
-naming the peer and the graph.
+is missing, not executable, crashes, prints nothing parseable or runs past its wall-clock limit
+(``peers.timeout_s``, :data:`DEFAULT_TIMEOUT_S`) is one :class:`PeerError` line naming the peer
+and the graph.
 
 - ``gunrock``: the ``pr`` example of Gunrock's essentials API (gunrock/gunrock,
   ``examples/algorithms/pr``), float32, push with one atomic add per edge, tolerance 1e-6 on the
@@ -18,7 +19,11 @@ naming the peer and the graph.
   (ms)``; the JSON has every run's time (``process_times``). Only a build with Gunrock's metrics
   collection on adds each run's iterations (``search_depths``, the loop's count); its per-edge counters
   slow it, so such a build is the optional ``iterations_program`` (:func:`program_iterations`), never the
-  timed one. The first of the RUNS is a warm-up and left out.
+  timed one. The first of the RUNS is a warm-up and left out. At gunrock/gunrock 01f125c8 (and since
+  59a1dab2, 2026-01-15) its atomic add is compiled, under nvcc, as a plain load-add-store
+  (``math::atomic::add`` tests ``#if __HIP_DEVICE_COMPILE__``, which nvcc does not define): concurrent
+  updates of one vertex are lost, differently each iteration, so on graphs with contended vertices the
+  L-inf change stays above 1e-6 and the program never stops; only the wall-clock limit ends it.
 - ``hornet``: the PageRank test of HornetsNest (hornet-gt/hornet, ``hornetsnest/test/PageRankTest.cu``),
   float32, threshold 0.001 on the summed change, at most 50 iterations and damping 0.85 fixed.
   Run as ``pagerank GRAPH.mtx`` once per repeat: it times the directed solve (``PR---InputAsIS  X ms``,
@@ -31,6 +36,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +54,10 @@ PEER_COLUMNS = ("dataset", "peer", "kind", "precision", "backend", "device", "re
                 "tolerance", "max_iterations", "settings", "version", "git_commit", "timestamp")
 #: Lines of a program's output kept in the job's log.
 LOG_LINES = 40
+#: Seconds one start of a program may run (``peers.timeout_s``). Gunrock's reader parses about 3 million
+#: Matrix Market entries a second (fscanf), so rmat-24's quarter-billion take 1.5 minutes before any run;
+#: 300 s leaves as much again for its runs and still ends a program that never stops within minutes.
+DEFAULT_TIMEOUT_S = 300.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 
@@ -189,8 +199,27 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
+def _run_with_limit(command: list[str], folder: Path, timeout_s: float) -> subprocess.CompletedProcess | None:
+    """``command`` run in ``folder``, its output captured; None when it ran past ``timeout_s`` seconds.
+
+    It runs in a process group of its own, killed whole when it does not stop in time or the job is
+    interrupted (Ctrl-C): its own children too, which would otherwise keep the GPU and its output open."""
+    with subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          errors="replace", start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            if process.returncode is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def run_program(kind: str, program: str | Path, graph_file: str | Path, graph: str, repeat: int, folder: str | Path,
-                log: Callable[[str], None] = lambda message: None) -> list[ProgramRun]:
+                log: Callable[[str], None] = lambda message: None,
+                timeout_s: float = DEFAULT_TIMEOUT_S) -> list[ProgramRun]:
     """``repeat`` timed runs of peer ``kind`` on a Matrix Market file.
 
     Parameters
@@ -209,6 +238,8 @@ def run_program(kind: str, program: str | Path, graph_file: str | Path, graph: s
         An empty folder the program runs in (Gunrock writes its metrics there).
     log : callable
         Takes the program's command line and the last :data:`LOG_LINES` lines of its output.
+    timeout_s : float
+        Seconds each start may run before it is killed (``peers.timeout_s``).
 
     Returns
     -------
@@ -218,7 +249,7 @@ def run_program(kind: str, program: str | Path, graph_file: str | Path, graph: s
     ------
     PeerError
         One line naming the peer, program and graph: missing, not executable, a non-zero exit (with the last
-        line it printed) or output without the line it must print.
+        line it printed), output without the line it must print, or a start that ran past ``timeout_s``.
     """
     spec = KINDS.get(kind)
     path = check_program(kind, program, graph).resolve()
@@ -229,9 +260,11 @@ def run_program(kind: str, program: str | Path, graph_file: str | Path, graph: s
         command = spec.command(str(path), str(graph_file), spec.runs(repeat), str(folder))
         log("$ " + " ".join(command))
         try:
-            done = subprocess.run(command, cwd=folder, capture_output=True, text=True, errors="replace")
+            done = _run_with_limit(command, folder, timeout_s)
         except OSError as err:
             raise PeerError(f"{where}: cannot be started ({err.strerror or err})") from None
+        if done is None:
+            raise PeerError(f"{where}: did not finish within peers.timeout_s = {timeout_s:g} s and was killed")
         output = done.stdout + done.stderr
         log("\n".join(output.splitlines()[-LOG_LINES:]))
         if done.returncode != 0:
@@ -250,13 +283,14 @@ def run_program(kind: str, program: str | Path, graph_file: str | Path, graph: s
 
 
 def program_iterations(kind: str, program: str | Path, graph_file: str | Path, graph: str, folder: str | Path,
-                       log: Callable[[str], None] = lambda message: None) -> int:
+                       log: Callable[[str], None] = lambda message: None,
+                       timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
     """The iterations a build of peer ``kind`` that counts them (``peers.<kind>.iterations_program``) takes on
     a Matrix Market file: one run (after Gunrock's warm-up), its time not kept.
 
     Parameters
     ----------
-    kind, program, graph_file, graph, folder, log
+    kind, program, graph_file, graph, folder, log, timeout_s
         As for :func:`run_program`.
 
     Returns
@@ -268,7 +302,7 @@ def program_iterations(kind: str, program: str | Path, graph_file: str | Path, g
     PeerError
         As :func:`run_program`, or when the program reports no iteration count (a build without metrics).
     """
-    runs = run_program(kind, program, graph_file, graph, 1, folder, log)
+    runs = run_program(kind, program, graph_file, graph, 1, folder, log, timeout_s)
     if runs[-1].iterations is None:
         raise PeerError(f"peer {kind} iterations_program ({Path(program).expanduser()}) on {graph}: reported no "
                         f"iteration count (for Gunrock: a build with its metrics collection on writes search_depths)")

@@ -36,8 +36,8 @@ import pandas as pd
 
 from dynpr import __version__
 from dynpr.backend import device_name, gpu_available, resolve_backend
-from dynpr.evaluation.peer_programs import (KINDS, PEER_COLUMNS, head_l1, program_iterations, program_version,
-                                            run_program)
+from dynpr.evaluation.peer_programs import (DEFAULT_TIMEOUT_S, KINDS, PEER_COLUMNS, head_l1, program_iterations,
+                                            program_version, run_program)
 from dynpr.evaluation.results import git_commit, timestamp
 from dynpr.graph.arrays import to_host
 from dynpr.graph.graph import Graph
@@ -200,7 +200,9 @@ def measure_peers(dataset: str, graph_path: str | Path, peers: Mapping, options:
     peers : mapping
         The config's ``peers`` section: ``libraries`` (default :data:`DEFAULT_LIBRARIES`) and, per program
         kind (:data:`dynpr.evaluation.peer_programs.KINDS`), ``{program: PATH}`` and optionally
-        ``iterations_program: PATH``, a build that reports the iterations the timed one does not print.
+        ``iterations_program: PATH``, a build that reports the iterations the timed one does not print;
+        ``timeout_s``, the seconds each start of a program may run (default
+        :data:`~dynpr.evaluation.peer_programs.DEFAULT_TIMEOUT_S`).
     options : PageRankOptions
         The config's PageRank options (alpha, tolerance, iteration cap).
     backend : {"auto", "cpu", "gpu"}
@@ -223,7 +225,7 @@ def measure_peers(dataset: str, graph_path: str | Path, peers: Mapping, options:
     Raises
     ------
     dynpr.evaluation.peer_programs.PeerError
-        For a configured program that cannot be run or whose output does not parse.
+        For a configured program that cannot be run, runs past ``timeout_s`` or whose output does not parse.
     """
     graph = Graph.load(graph_path)
     backend = resolve_backend(backend)
@@ -254,12 +256,13 @@ def measure_peers(dataset: str, graph_path: str | Path, peers: Mapping, options:
 
     programs = {kind: peers[kind] for kind in KINDS if kind in peers}
     if programs:
-        rows += _program_rows(dataset, graph, programs, options, ref, repeat, scratch, log)
+        timeout_s = float(peers.get("timeout_s", DEFAULT_TIMEOUT_S))
+        rows += _program_rows(dataset, graph, programs, options, ref, repeat, scratch, timeout_s, log)
     table = pd.DataFrame(rows).assign(git_commit=commit, timestamp=stamp)
     return table.reindex(columns=list(PEER_COLUMNS))
 
 
-def _program_rows(dataset, graph, programs, options, ref, repeat, scratch, log) -> list[dict]:
+def _program_rows(dataset, graph, programs, options, ref, repeat, scratch, timeout_s, log) -> list[dict]:
     rows = []
     device = device_name("gpu") if gpu_available() else ""
     with tempfile.TemporaryDirectory(prefix=f".peers-{dataset}-", dir=scratch) as folder:
@@ -270,12 +273,12 @@ def _program_rows(dataset, graph, programs, options, ref, repeat, scratch, log) 
             spec, program = KINDS[kind], entry["program"]
             work = Path(folder) / kind
             work.mkdir()
-            found = run_program(kind, program, mtx, dataset, repeat, work, log)
+            found = run_program(kind, program, mtx, dataset, repeat, work, log, timeout_s)
             version, settings, counted = program_version(Path(program).expanduser()), spec.settings, None
             if entry.get("iterations_program") and any(run.iterations is None for run in found):
                 counter = Path(entry["iterations_program"]).expanduser()
                 (work / "iterations").mkdir()
-                counted = program_iterations(kind, counter, mtx, dataset, work / "iterations", log)
+                counted = program_iterations(kind, counter, mtx, dataset, work / "iterations", log, timeout_s)
                 settings += f"; iterations counted by iterations_program {program_version(counter)}"
             for r, run in enumerate(found):
                 error, compared = head_l1(run.ranks, ref)
