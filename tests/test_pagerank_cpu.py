@@ -277,8 +277,9 @@ def literal(approach, old, new, batch, previous, opts=OPTS, contribution=np.floa
 @pytest.mark.parametrize("approach", ["dt", "df", "dfp"])
 @pytest.mark.parametrize("share", [1, 1000])
 def test_matches_literal_algorithm(approach, share, variant, contribution, monkeypatch):
-    # share=1 forces the full-SpMV path, share=1000 the row-subset path: both must agree with Alg. 2-5,
-    # with float64 contributions and with the float32 ones of classes_c32 (the CPU is its twin).
+    # share=1 forces the full-SpMV path and the gathered expansion, share=1000 the row-subset path and the
+    # expansion by SpMV: both must agree with Alg. 2-5, with float64 contributions and with the float32
+    # ones of classes_c32 (the CPU is its twin).
     monkeypatch.setattr(cpu, "SUBSET_SHARE", share)
     old = random_graph(150, 300, 21)  # sparse, so DT does not reach everything
     batch = random_batch(old, 0.02, 0.8, np.random.default_rng(3))
@@ -290,6 +291,24 @@ def test_matches_literal_algorithm(approach, share, variant, contribution, monke
     assert result.iterations == iterations
     assert result.affected == affected
     assert 0 < affected < new.num_vertices
+
+
+@pytest.mark.parametrize("share", [1, 1000])
+@pytest.mark.parametrize("size", [1, 20, 150])
+def test_expansion_by_spmv_marks_what_the_gather_marks(share, size, monkeypatch):
+    monkeypatch.setattr(cpu, "SUBSET_SHARE", share)
+    graph = random_graph(150, 600, 5)
+    rng = np.random.default_rng(size)
+    for contribution in ("float64", "float32"):
+        pull, _ = cpu._gather(graph, graph.in_offsets, 1.0 / graph.out_degree,
+                              replace(cpu.declared(None), contribution=contribution))
+        start = rng.random(150) < 0.1
+        expanding = rng.choice(150, size, replace=False)
+        gathered, by_rule = start.copy(), start.copy()
+        marking.expand(graph, gathered, expanding)
+        cpu._expand(graph, pull, np.diff(graph.offsets), by_rule, expanding)
+        np.testing.assert_array_equal(by_rule, gathered)
+        assert gathered.sum() > start.sum()
 
 
 def test_invalid_inputs():

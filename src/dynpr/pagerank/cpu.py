@@ -9,7 +9,11 @@ sum ``c[v] = sum_{u in in(v)} R[u]/d[u]`` in one SpMV. Measured on web-NotreDame
 DT, DF and DF-P compute only the affected rows: a row subset of ``W`` times R
 while the affected rows hold less than ``1/SUBSET_SHARE`` of the edges, a full
 SpMV otherwise (row indexing costs as much as a full SpMV at about 1/6 of the
-edges on web-NotreDame). The results are identical either way.
+edges on web-NotreDame). The results are identical either way. Likewise the frontier's
+expansion (DF, DF-P) gathers the out-neighbours of the expanding vertices while they hold less than
+``1/SUBSET_SHARE`` of the edges, and otherwise marks every vertex with an in-neighbour among them
+by one SpMV of the pull matrix (positive weights: a sum is non-zero exactly when a term is) over
+their indicator: the same marks, where a large frontier's gather cost about twice an SpMV.
 
 With a variant that stores float32 contributions (``KernelVariant.contribution``, ``classes_c32``)
 this engine is its twin: the matrix is unweighted and multiplies ``R[u]/d[u]`` rounded to float32
@@ -182,6 +186,18 @@ def _pull_rows(pull: sp.csr_array, x: np.ndarray, rows: np.ndarray | None, row_e
     return (pull @ x)[rows]
 
 
+def _expand(graph: Graph, pull: sp.csr_array, out_degree: np.ndarray, affected: np.ndarray,
+            expanding: np.ndarray) -> None:
+    """Mark, in place, the out-neighbours of ``expanding`` (:func:`dynpr.pagerank.marking.expand`):
+    by gathering them, or by one SpMV over every edge once that is the cheaper (module docstring)."""
+    if int(out_degree[expanding].sum()) * SUBSET_SHARE < pull.nnz:
+        marking.expand(graph, affected, expanding)
+        return
+    indicator = np.zeros(graph.num_vertices)
+    indicator[expanding] = 1.0
+    affected |= (pull @ indicator) > 0
+
+
 def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, base, *, frontier, pruned):
     """DT / DF / DF-P iterations over the affected vertices only (the paper's Alg. 2-3, 5), ``base``
     the teleport term as in :func:`_iterate_all`.
@@ -194,7 +210,7 @@ def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, 
     """
     alpha, n = options.alpha, graph.num_vertices
     personalized = np.ndim(base) > 0
-    in_degree = np.diff(graph.in_offsets)
+    in_degree, out_degree = np.diff(graph.in_offsets), np.diff(graph.offsets)
     ever = affected.copy()
     # Without pruning the affected set only grows, so a vertex that has expanded
     # once has all its out-neighbours marked already: expanding it again is a no-op.
@@ -253,6 +269,6 @@ def _iterate_affected(graph, pull, weigh, inv_degree, ranks, affected, options, 
                 expanding = expanding[~expanded[expanding]]
                 expanded[expanding] = True
             if expanding.size:
-                marking.expand(graph, affected, expanding)
+                _expand(graph, pull, out_degree, affected, expanding)
                 ever |= affected  # O(n) bool OR: cheaper than scattering every gathered edge twice
                 changed = True
