@@ -1,6 +1,7 @@
 """Benchmark reading Matrix Market files: seconds per 100M entry lines and peak RSS.
 
-A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines) is written as
+A generated pattern matrix (R-MAT edges, 1-based ``u v`` lines; ``--field real`` adds a value of
+mixed sign to each, ``u v -0.8131...`` as pandas writes a float64) is written as
 ``.mtx`` and as a SuiteSparse-style ``<name>.tar.gz``, then read with
 :func:`dynpr.io.readers.read_matrix_market` / :func:`dynpr.io.readers.read_suitesparse_tar`, and the
 ``.mtx`` with ``scipy.io.mmread`` for reference, each read in a child process of its own (peak RSS
@@ -10,7 +11,7 @@ a shared machine falls on all of them. ``--baseline-src`` adds the ``.mtx`` read
 One row per read goes to ``results/bench/mtx.csv``, with the median, least and most seconds of its
 file and reader, device, commit and parameters.
 
-Usage: ``python benchmarks/bench_mtx.py --scale 19 --edge-factor 10 --repeats 5``
+Usage: ``python benchmarks/bench_mtx.py --scale 19 --edge-factor 10 --repeats 5 [--field real]``
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main(argv=None) -> None:
     parser.add_argument("--scale", type=int, default=20)
     parser.add_argument("--edge-factor", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--field", choices=["pattern", "real"], default="pattern")
     parser.add_argument("--baseline-src", help="another checkout's src folder, read as reader 'dynpr baseline'")
     parser.add_argument("--baseline-commit", default="", help="the commit --baseline-src holds (for its rows)")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench" / "mtx.csv"))
@@ -68,8 +70,11 @@ def main(argv=None) -> None:
         mtx = Path(tmp) / "gen" / "gen.mtx"
         mtx.parent.mkdir()
         with open(mtx, "w") as fh:
-            fh.write(f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} {len(src)}\n")
-            pd.DataFrame({"u": src + 1, "v": dst + 1}).to_csv(fh, sep=" ", header=False, index=False)
+            fh.write(f"%%MatrixMarket matrix coordinate {args.field} general\n{n} {n} {len(src)}\n")
+            columns = {"u": src + 1, "v": dst + 1}
+            if args.field == "real":
+                columns["value"] = np.random.default_rng(2).normal(size=len(src))
+            pd.DataFrame(columns).to_csv(fh, sep=" ", header=False, index=False)
         archive = Path(tmp) / "gen.tar.gz"
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(mtx, arcname="gen/gen.mtx")
@@ -85,7 +90,8 @@ def main(argv=None) -> None:
                 rows.append({"file": path.name, "reader": reader, "reader_commit": commit, "repeat": repeat,
                              "bytes": path.stat().st_size, "entries": entries, "seconds": seconds,
                              "seconds_per_100M_lines": seconds / entries * 1e8, "peak_rss_gib": peak_gib,
-                             "scale": args.scale, "edge_factor": args.edge_factor, "device": device_name("cpu"),
+                             "scale": args.scale, "edge_factor": args.edge_factor, "field": args.field,
+                             "device": device_name("cpu"),
                              "git_commit": git_commit(ROOT), "timestamp": timestamp()})
                 print(f"{path.name} ({reader}) #{repeat}: {entries:,} entries in {seconds:.2f} s "
                       f"({rows[-1]['seconds_per_100M_lines']:.0f} s per 100M lines), peak RSS {peak_gib:.2f} GiB",

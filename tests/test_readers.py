@@ -283,15 +283,28 @@ def test_other_layouts_are_read_by_the_strict_parser(tmp_path, entries):
 
 
 # what the plain-file path (fast_matrix_market straight from the file) reads, and what it leaves to pandas
-_FAST_LAYOUTS = [("pattern", "1 2\n2 3\n"), ("pattern", "1 2\n2 3"), ("pattern", "1\t2\n2 3\n"),
-                 ("integer", "1 2 5\n2 3 -17\n"), ("integer", "1 2 0\n2 3 99")]
+_FAST_LAYOUTS = [("pattern", "1 2\n2 3\n"), ("pattern", "1\t2\n2 3\n"), ("integer", "1 2 5\n2 3 -17\n")]
 _DECLINED_LAYOUTS = [("pattern", "1 2\n2 3.0\n"), ("pattern", "1 2\n2 3x\n"), ("pattern", "1 2 5\n2 3\n"),
                      ("pattern", "01 2\n2 3\n"), ("pattern", "1\r2\n2 3\n"), ("pattern", "1 2\r\n2 3\r\n"),
                      ("pattern", "1 2\n2 3\n\n"), ("pattern", " 1 2\n2 3\n"), ("pattern", "1 2\n% c\n2 3\n"),
                      ("pattern", "1 2\n2 4\n"), ("pattern", "1 2\n"), ("pattern", "1 2\n2 3\n3 1\n"),
                      ("integer", "1 2 +5\n2 3 7\n"), ("integer", "1 2 5.5\n2 3 7\n"), ("integer", "1 2 -0\n2 3 7\n"),
                      ("integer", "1 2 5 9\n2 3 7\n"), ("integer", "1 2\n2 3 7\n"), ("integer", "1 2 05\n2 3 7\n"),
-                     ("integer", "1 2.0 5\n2 3 7\n")]
+                     ("integer", "1 2.0 5\n2 3 7\n"), ("pattern", "1 2\0\n2 3\n"), ("integer", "1 2 5\0\n2 3 7\n"),
+                     # a last line without its newline: read from the stream, which gives it one
+                     ("pattern", "1 2\n2 3"), ("pattern", "1 2\n2 3 5"), ("integer", "1 2 0\n2 3 99"),
+                     ("integer", "1 2 0\n2 3 9 9")]
+# real entries: a leading zero reads as the strict parser reads it, and what follows a value's number is
+# fast_matrix_market's (``1.5x`` as 1.5), as in the stream; a value that does not begin as an integer is left
+# to the stream
+_FAST_LAYOUTS += [("real", "1 2 0.5\n2 3 -1.5e-3\n"), ("real", "1\t2\t-3\n2 3 1e5\n"),
+                  ("real", "01 2 0.5\n2 003 1\n"), ("real", "1 2 1.5x\n2 3 1\n"), ("real", "1 2 -0\n2 3 0\n")]
+_DECLINED_LAYOUTS += [("real", case) for case in [
+    "1 2 0.5 9\n2 3 1\n", "1 2 0.5\n2 3\n", "+1 2 0.5\n2 3 1\n", "1 +2 0.5\n2 3 1\n", "1 2-3 4\n2 3 1\n",
+    "1 2.5 3\n2 3 1\n", "1 23.0\n2 3 1 1\n", "1 2-3\n2 3 1 1\n", "1 2 0.5\r\n2 3 1\r\n", "1 2 0.5\n\n2 3 1\n",
+    "1 2 0.5\n% c\n2 3 1\n", " 1 2 0.5\n2 3 1\n", "1  2 0.5\n2 3 1\n", "1 2 0.5 \n2 3 1\n", "1 2 0.5\n2 3 1\n\n",
+    "1 2 0.5\n2 3 1\n ", "1 2 .5\n2 3 1\n", "1 2 nan\n2 3 1\n", "1 2 0.5\n2 3 7", "1 2 0.5\n2 3 1.5e", "1 2 0.5\0\n2 3 1\n", "1 2 0.5\v1\n2 3 1\n",
+    "1 2 2-1\n2 3 1\n", "1 2 0.5\n2 4 1\n", "1 2 0.5\n", "1 2 0.5\n2 3 1\n3 1 1\n"]]
 
 
 def _outcome(read, path):
@@ -321,6 +334,74 @@ def test_plain_file_path_reads_what_the_strict_parser_reads(tmp_path, monkeypatc
     monkeypatch.setattr(readers, "read_file_entries", lambda *args: None)
     monkeypatch.setattr(readers, "read_entries", lambda *args: None)  # pandas only
     assert read == _outcome(readers.read_matrix_market, path)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")  # pandas, on a bad id
+def test_plain_real_file_path_vouches_only_for_what_the_strict_parser_reads(tmp_path, monkeypatch):
+    """Canonical real lines with bytes inserted, replaced or removed at random: whatever the plain-file
+    path (or the checked stream) takes, it takes with the strict parser's edges, never crashing (and
+    the plain-file path takes some, and declines some)."""
+    from dynpr.io import mm_fast, readers
+
+    rng = np.random.default_rng(48)
+    alphabet = list("0123456789 \t\n-+.eE%x\r\v")
+    lines = [f"{r} {c} {v:.3g}\n" for r, c, v in zip(rng.integers(1, 13, 6), rng.integers(1, 13, 6), rng.normal(size=6))]
+    path = tmp_path / "m.mtx"
+    taken = declined = 0
+    for _ in range(300):
+        body = list("".join(lines))
+        for _ in range(rng.integers(1, 3)):
+            at, byte = int(rng.integers(len(body))), alphabet[rng.integers(len(alphabet))]
+            body[at:at + int(rng.integers(2))] = [byte] if rng.random() < 0.8 else []
+        header = "%%MatrixMarket matrix coordinate real general\n12 12 6\n"
+        path.write_text(header + "".join(body))
+        fast = mm_fast.read_file_entries(path, 12, 6, "real", "general", len(header))
+        try:
+            streamed = mm_fast.read_entries(io.BytesIO("".join(body).encode()), "m", 12, 6, "real")
+        except mm_fast.OddId:
+            streamed = None
+        monkeypatch.setattr(readers, "read_file_entries", lambda *args: None)
+        monkeypatch.setattr(readers, "read_entries", lambda *args: None)  # pandas only
+        strict = _outcome(readers.read_matrix_market, path)
+        monkeypatch.undo()
+        if streamed is not None:
+            assert (streamed[0].tolist(), streamed[1].tolist(), 12) == strict, "".join(body)
+        if fast is None:
+            declined += 1
+        else:
+            taken += 1
+            assert (fast[0].tolist(), fast[1].tolist(), 12) == strict, "".join(body)
+    assert taken > 30 and declined > 30
+
+
+def test_scan_entry_bytes_counts_whitespace_and_a_digit_then_minus_across_pieces(tmp_path, monkeypatch):
+    from dynpr.io import mm_fast
+
+    monkeypatch.setattr(mm_fast, "_SCAN_BYTES", 4)
+    path = tmp_path / "e"
+    path.write_bytes(b"xx1 2 -0.5\n3 4 1e-3\n")
+    assert mm_fast.scan_entry_bytes(path, 2, layout=True) == mm_fast.EntryBytes(6, False)
+    path.write_bytes(b"xx1 2 0.5\n3 44-1 1\n")  # the "-" opens a piece after a digit
+    assert mm_fast.scan_entry_bytes(path, 2, layout=True) == mm_fast.EntryBytes(6, True)
+    # a NUL or a CR, or no newline at the end: fast_matrix_market would crash or read a CR as a space
+    for odd in (b"\0\n", b"\r\n", b""):
+        path.write_bytes(b"xx1 2 0.5\n3 4 1" + odd)
+        assert mm_fast.scan_entry_bytes(path, 2, layout=False) is None
+
+
+@pytest.mark.parametrize("field, last", [("real", "2 3 1.5e"), ("real", "2 3 0.5"), ("pattern", "2 3 5"),
+                                         ("pattern", "2 3")])
+def test_a_last_line_without_newline_is_read_from_a_stream(tmp_path, field, last):
+    """fast_matrix_market reads past the end of a last line it stops parsing before its end (a
+    segmentation fault in scipy.io.mmread): the checked stream hands it the line's newline."""
+    text = f"%%MatrixMarket matrix coordinate {field} general\n3 3 2\n1 2{' 1' if field == 'real' else ''}\n{last}"
+    plain, packed = tmp_path / "m.mtx", tmp_path / "m.mtx.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    for path in (plain, packed):
+        outcome = _outcome(read_matrix_market, path)
+        assert outcome == (([0, 1], [1, 2], 3) if last.count(" ") == 1 + (field == "real") else outcome)
+        assert isinstance(outcome, tuple) or "line 4" in outcome
 
 
 def test_digits_total_counts_the_digits_of_each_number():

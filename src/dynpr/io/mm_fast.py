@@ -1,10 +1,13 @@
 """Matrix Market entries at the speed of ``scipy.io.mmread``, with dynpr's strict checks.
 
-A plain (uncompressed) file of pattern or integer entries is read by SciPy's fast_matrix_market
-straight from the file, as ``scipy.io.mmread`` reads it (:func:`read_file_entries`), and then
-vouched for from what it read: the entries' bytes must number exactly what the ids (and integer
-values) take in digits, one separator between fields and a newline after each line, so no line
-holds a sign, a point, a leading zero, an extra field or a comment, and no CR is among them.
+A plain (uncompressed) file of pattern, integer or real entries is read by SciPy's
+fast_matrix_market straight from the file, as ``scipy.io.mmread`` reads it
+(:func:`read_file_entries`), after a scan of its bytes (no NUL, which would crash the parser, and
+no CR), and then vouched for: pattern and integer entries must number exactly the bytes their ids
+and values take in digits, one separator between fields and a newline after each line; real ones,
+whose values are read as integers, exactly three bytes of whitespace per line, and no digit
+followed by a minus. Either way no line holds a sign, a point or another byte in an id, an extra
+field, a comment or a blank line.
 
 Otherwise SciPy's fast_matrix_market parser (C++, threaded) reads the entries from a stream that checks
 them on the way (:class:`CheckedEntries`): ids digits only (:func:`dynpr.io.id_text.odd_id_byte`)
@@ -19,6 +22,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -64,6 +68,7 @@ class CheckedEntries(io.RawIOBase):
         self.phase = 0  # separators of the current line seen so far
         self.state = LineState()
         self.read_bytes = 0
+        self.line_ended = True  # whether the last byte handed to the parser is a newline
 
     def readable(self) -> bool:
         return True
@@ -73,7 +78,12 @@ class CheckedEntries(io.RawIOBase):
             data, self.prefix = self.prefix[:len(buffer)], self.prefix[len(buffer):]
         else:
             data = self.stream.read(min(len(buffer), _READ_BYTES))
+            if not data and not self.line_ended:
+                # the last line's newline, where it has none: fast_matrix_market looks for the end of a
+                # line it stops reading before it ends past the end of its data (a segmentation fault)
+                data = b"\n"
             self._check(data)
+            self.line_ended = data[-1:] == b"\n" if data else self.line_ended
         buffer[:len(data)] = data
         return len(data)
 
@@ -128,11 +138,13 @@ def read_entries(stream, name: str, rows: int, entries: int, field: str):
     return np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32)
 
 
-#: Bytes of a plain file scanned at once for a CR.
+#: Bytes of a plain file scanned at once (its scratch: two masks of this length).
 _SCAN_BYTES = 1 << 20
-#: Fields whose entries :func:`read_file_entries` vouches for from the parsed numbers alone (a real
-#: value's text has no one length).
-FILE_FIELDS = ("pattern", "integer")
+#: Fields whose plain files :func:`read_file_entries` reads: pattern and integer entries vouched for by
+#: their byte count, real ones by their whitespace (a real value's text has no one length).
+FILE_FIELDS = ("pattern", "integer", "real")
+# the bytes below "!" (space, tab, newline and the other control bytes), the digits and a minus sign
+_BELOW_PRINTABLE, _DIGIT_ZERO, _MINUS = 33, ord("0"), ord("-")
 
 
 def _digits_total(numbers: np.ndarray, largest: int, plus: int = 0) -> int:
@@ -146,63 +158,110 @@ def _digits_total(numbers: np.ndarray, largest: int, plus: int = 0) -> int:
     return total
 
 
-def _has_carriage_return(path, offset: int) -> bool:
-    """Whether the file holds a CR byte from ``offset`` on (read in pieces, not mapped: a file cut
-    short while it is read must not end the process with a bus error)."""
+@dataclass(frozen=True)
+class EntryBytes:
+    """What :func:`scan_entry_bytes` found in a file's entries (``whitespace`` and
+    ``digit_then_minus`` only where asked for their layout)."""
+
+    #: bytes below "!": separators, newlines and any other control byte
+    whitespace: int
+    #: whether a digit is followed by "-" somewhere (never in a number: "5-3", "2-1")
+    digit_then_minus: bool
+
+
+def scan_entry_bytes(path, offset: int, layout: bool) -> EntryBytes | None:
+    """The bytes of a file from ``offset`` on, scanned in pieces (read, not mapped: a file cut short
+    while it is read must not end the process with a bus error); None where they hold a NUL
+    (fast_matrix_market's search for the end of a line runs past one: a segmentation fault, as it
+    does past the end of a last line without a newline), a CR (which it takes for a space), or where
+    they do not end with a newline. ``layout`` also counts what :class:`EntryBytes` holds, at a cost
+    per byte (without it, only the two searches, at memory speed)."""
     piece = bytearray(_SCAN_BYTES)  # one buffer, read into: no fresh pages per piece
+    below = np.empty(_SCAN_BYTES, dtype=bool)
+    digits = np.empty(_SCAN_BYTES, dtype=np.uint8)
+    whitespace, digit_then_minus, last = 0, False, b"\n"
     with open(path, "rb", buffering=0) as fh:
         fh.seek(offset)
         while length := fh.readinto(piece):
-            if piece.find(b"\r", 0, length) >= 0:
-                return True
-    return False
+            if piece.find(b"\0", 0, length) >= 0 or piece.find(b"\r", 0, length) >= 0:
+                return None
+            if layout:
+                data = np.frombuffer(piece, dtype=np.uint8, count=length)
+                whitespace += np.count_nonzero(np.less(data, _BELOW_PRINTABLE, out=below[:length]))
+                if not digit_then_minus and piece.find(b"-", 0, length) >= 0:
+                    # a digit, then "-" (also across the pieces' seam)
+                    digit = np.less_equal(np.subtract(data, _DIGIT_ZERO, out=digits[:length]), 9, out=below[:length])
+                    digit_then_minus = (last.isdigit() and data[0] == _MINUS) or bool(
+                        np.logical_and(digit[:-1], data[1:] == _MINUS, out=digit[:-1]).any())
+            last = piece[length - 1:length]
+    return EntryBytes(whitespace, digit_then_minus) if last == b"\n" else None
 
 
 def read_file_entries(path, rows: int, entries: int, field: str, symmetry: str,
                       offset: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The 0-based int32 ``(src, dst)`` of a plain Matrix Market file of pattern or integer entries
-    (:data:`FILE_FIELDS`) whose entries begin at byte ``offset``, as the header read by dynpr declares
-    them; None where fast_matrix_market (SciPy >= 1.12) is missing, reads another header, refuses a
-    line, or where the entries are not in the layout this can vouch for (the caller then reads the
-    file with the line-naming parser).
+    """The 0-based int32 ``(src, dst)`` of a plain Matrix Market file of pattern, integer or real
+    entries (:data:`FILE_FIELDS`) whose entries begin at byte ``offset``, as the header read by dynpr
+    declares them; None where fast_matrix_market (SciPy >= 1.12) is missing, reads another header,
+    refuses a line, or where the entries are not in the layout this can vouch for (the caller then
+    reads the file another way). The entries are scanned first (:func:`scan_entry_bytes`): a NUL, a
+    CR, or a last line without its newline is declined before fast_matrix_market reads them.
 
-    fast_matrix_market reads each line's leading integers and ignores what follows them (``2 3.0``,
-    ``1 2 5`` in a pattern file), so what it read is checked against the file's size: each line
-    takes at least its numbers' digits, a separator between two fields and a newline (the last may
-    lack it), so a file of exactly that many bytes holds nothing else (no sign, point, leading zero,
-    extra field, comment or blank line). The one separator may be a space or a tab, which the
-    strict parser also reads, or a CR, which it does not: a file with a CR is declined.
+    fast_matrix_market reads each line's leading numbers and ignores what follows them (``2 3.0``,
+    ``1 2 5`` in a pattern file), so what it read is checked:
+
+    - pattern and integer entries against the file's size: each line takes at least its numbers'
+      digits, a separator between two fields and a newline, so a file of exactly that many bytes
+      holds nothing else (no sign, point, leading zero, extra field, comment or blank line); the
+      one separator may be a space or a tab, as the strict parser reads.
+    - real entries against their whitespace. Their values are read as integers (dynpr keeps none of
+      them): fast_matrix_market then takes a token to start only at a digit or a "-" and skips
+      spaces and tabs between tokens. With no digit followed by "-" in the file, each line's three
+      tokens need a separator before the second and the third, and the file's newlines one per
+      line; so a file of exactly ``3 * entries`` bytes below "!" has, on each line, digits (the
+      ids, leading zeros allowed, as the stream and the strict parser read them), one space or tab,
+      digits, one, and a value without whitespace: no sign or point in an id, no extra field, blank
+      line, comment or leading space. A value that does not begin as an integer would (".5", "+1",
+      "nan") makes fast_matrix_market refuse its line: declined.
     """
     try:
         from scipy.io import _fast_matrix_market as fmm
         from scipy.io._fast_matrix_market import _fmm_core
     except ImportError:  # SciPy < 1.12
         return None
-    integer = field == "integer"
+    real = field == "real"
     try:
         cursor = _fmm_core.open_read_file(str(path), fmm.PARALLELISM)
         read_header = cursor.header
-        if (read_header.nrows, read_header.ncols, read_header.nnz, read_header.field,
-                read_header.symmetry) != (rows, rows, entries, field, symmetry):
+        if ((read_header.nrows, read_header.ncols, read_header.nnz, read_header.field, read_header.symmetry)
+                != (rows, rows, entries, field, symmetry) or (scan := scan_entry_bytes(path, offset, real)) is None):
             cursor.close()
             return None
         log.info("%s: reading %s entries with fast_matrix_market", path, f"{entries:,}")  # one call: no progress
         src = np.empty(entries, dtype=np.int32)
         dst = np.empty(entries, dtype=np.int32)
-        # a pattern entry's value (1) is not needed: all written to one element
-        values = np.empty(entries, dtype=np.int64) if integer else np.lib.stride_tricks.as_strided(
-            np.empty(1), shape=(entries,), strides=(0,))
+        # an integer entry's values are counted in digits; the others are not kept: all written to one element
+        values = np.empty(entries, dtype=np.int64) if field == "integer" else np.lib.stride_tricks.as_strided(
+            np.empty(1, dtype=np.int64 if real else np.float64), shape=(entries,), strides=(0,))
         _fmm_core.read_body_coo(cursor, src, dst, values)  # refuses an id outside 1..rows
     except (ValueError, OverflowError):  # a line it refuses (its message names no file): the caller names it
         return None
-    fields = 3 if integer else 2
-    least_bytes = fields * entries + _digits_total(src, rows, plus=1) + _digits_total(dst, rows, plus=1)
-    if integer:
+    if real:
+        vouched = not scan.digit_then_minus and scan.whitespace == 3 * entries
+    else:
+        vouched = _byte_count_matches(path, offset, src, dst, values if field == "integer" else None, rows)
+    return (src, dst) if vouched else None
+
+
+def _byte_count_matches(path, offset: int, src: np.ndarray, dst: np.ndarray, values: np.ndarray | None,
+                        rows: int) -> bool:
+    """Whether the entries from ``offset`` on take exactly the bytes of the ids ``src + 1`` and
+    ``dst + 1`` (and the integer ``values``) in digits, signs, one separator between two fields and a
+    newline after each line."""
+    fields = 2 if values is None else 3
+    least_bytes = fields * src.size + _digits_total(src, rows, plus=1) + _digits_total(dst, rows, plus=1)
+    if values is not None:
         least_bytes += np.count_nonzero(values < 0)  # their signs
         magnitudes = np.abs(values, out=values)
         least_bytes += _digits_total(magnitudes, int(magnitudes.max(initial=0)))
-        del values, magnitudes
     entry_bytes = os.stat(path).st_size - offset
-    if entry_bytes not in (least_bytes, least_bytes - (entries > 0)) or _has_carriage_return(path, offset):
-        return None
-    return src, dst
+    return entry_bytes == least_bytes

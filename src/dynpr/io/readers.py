@@ -389,9 +389,9 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
     """Read a Matrix Market coordinate matrix from the binary stream that ``open_stream()`` opens.
 
     The header is checked before anything graph-sized is allocated, then the entries are read by
-    :mod:`dynpr.io.mm_fast` (from ``plain_path``, the stream's file if uncompressed, else the stream);
-    where that declines (a layout, a line to name), again by pandas :data:`MM_CHUNK_ENTRIES` at a time. ``open_stream`` and ``reopen``
-    (default: ``open_stream``) are context-manager factories; the second opens the stream again.
+    :mod:`dynpr.io.mm_fast` (from ``plain_path``, the stream's plain file, else or where that declines
+    from the stream); where that declines (a layout, a line to name), again by pandas :data:`MM_CHUNK_ENTRIES`
+    at a time. ``open_stream`` and ``reopen`` (default: ``open_stream``) are context-manager factories; the second opens the stream again.
     ``corrupt`` names the container in the message for a truncated/corrupt stream ("gzip",
     "archive"). ``text_bytes`` bounds the stream's length: a size line declaring more entries than
     that many bytes can hold (4 bytes each at least: ``1 1`` and a newline) is refused before
@@ -416,8 +416,9 @@ def _read_mm(open_stream, name: str, corrupt: str, reopen=None, text_bytes: int 
             # then the graph built from them
             check_host_fits(8 * capacity + build_bytes(capacity, rows), f"{name}: graph")
             read = (read_file_entries(plain_path, rows, entries, header.field, header.symmetry, fh.tell())
-                    if plain_path is not None and header.field in FILE_FIELDS
-                    else read_entries(fh, name, rows, entries, header.field))
+                    if plain_path is not None and header.field in FILE_FIELDS else None)
+            # a stream, or a file in a layout only the stream's checks vouch for (".5" values)
+            read = read or read_entries(fh, name, rows, entries, header.field)
         if read is None:
             with (reopen or open_stream)() as fh:
                 read_mm_header(fh, name)
