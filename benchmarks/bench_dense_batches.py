@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RMAT_26_TOLERANCE_PER_VERTEX = 1e-10 * 2**26
 
 
-def runs(graph, batch, base_ranks, options: PageRankOptions, switch_after: list[int]):
-    """(label, iterations, ranks) of every run on ``batch`` (see the module's docstring)."""
-    new = apply_batch(graph, batch)
+def runs(graph, new, batch, base_ranks, options: PageRankOptions, switch_after: list[int]):
+    """(label, iterations, ranks) of every run on ``batch``, ``new`` the graph it makes (see the module's
+    docstring)."""
 
     def run(approach, previous, opts=options):
         return pr.update(approach, graph, new, batch, previous, opts, backend="cpu")
@@ -80,8 +80,9 @@ def main(argv=None) -> None:
     print(f"{name}: {graph.num_vertices:,} vertices, {graph.num_edges:,} edges, tau {options.tolerance:g}")
     for fraction in args.fractions:
         batch = random_batch(graph, fraction, 0.8, batch_rng(args.seed, name, fraction, 0))
-        reference = pr.reference(apply_batch(graph, batch), options, backend="cpu")
-        for label, iterations, ranks in runs(graph, batch, base_ranks, options, args.switch_after):
+        new = apply_batch(graph, batch)
+        reference = pr.reference(new, options, backend="cpu")
+        for label, iterations, ranks in runs(graph, new, batch, base_ranks, options, args.switch_after):
             print(f"{fraction:g}  {label:28s} {iterations:4d} iterations  L1 error {pr.l1_error(ranks, reference):.3e}",
                   flush=True)
 
